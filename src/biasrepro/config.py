@@ -1,0 +1,176 @@
+"""Configuration: loading, schema validation with messages that name the key, and lookups.
+
+The Snakefile imports this module at load time, so it depends only on the standard
+library, PyYAML and jsonschema (both are Snakemake dependencies): it works in whatever
+environment runs ``snakemake``, with or without ``--use-conda``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from biasrepro.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+#: which world section feeds which dataset when ``source: world``
+WORLD_SECTION = {"imdb": "reviews", "civil_comments": "comments", "sst": "sst"}
+#: the raw formats each dataset's loader understands
+DATASET_FORMATS = {
+    "imdb": ("aclimdb_tar", "hf_parquet", "tsv"),
+    "civil_comments": ("csv", "zip"),
+    "sst": ("csv",),
+}
+
+
+def _dotted(path: Iterable[Any]) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = re.findall(r"'([^']+)'", error.message.split("(")[-1])
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return "; ".join(f"config key '{_dotted([*where, k])}': unknown key{hint}" for k in extra)
+    if error.validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        return "; ".join(f"config key '{_dotted([*where, k])}': missing" for k in missing)
+    if error.validator == "propertyNames":
+        return f"config key '{_dotted(where)}': bad key name ({error.message})"
+    return f"config key '{_dotted(where)}': {error.message}"
+
+
+def validate(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
+    """Check ``config`` against the JSON schema and the cross-key rules; raise ConfigError.
+
+    The message has one line per problem, each naming the dotted key.
+    """
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [_describe(e) for e in errors]
+    if not problems:
+        problems = _cross_key_problems(config)
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    identities = set(config["identities"])
+    for attr, groups in config["attributes"].items():
+        for side in ("marginalized", "non_marginalized"):
+            for g in groups[side]:
+                if g not in identities:
+                    problems.append(
+                        f"config key 'attributes.{attr}.{side}': '{g}' is not in 'identities'"
+                    )
+    split = config["preprocess"]["civil_comments"]["split"]
+    if abs(sum(split.values()) - 1.0) > 1e-9:
+        problems.append(
+            "config key 'preprocess.civil_comments.split': fractions sum to "
+            f"{sum(split.values()):g}, not 1"
+        )
+    world = config.get("world", {})
+    for name, ds in config["datasets"].items():
+        key = f"datasets.{name}"
+        if ds["source"] == "world":
+            if WORLD_SECTION[name] not in world:
+                problems.append(
+                    f"config key 'world.{WORLD_SECTION[name]}': missing "
+                    f"(needed by {key}.source: world)"
+                )
+            continue
+        fmt = ds["format"]
+        if fmt not in DATASET_FORMATS[name]:
+            problems.append(
+                f"config key '{key}.format': '{fmt}' is not a format for {name} "
+                f"(one of: {', '.join(DATASET_FORMATS[name])})"
+            )
+        if fmt == "zip" and "member" not in ds:
+            problems.append(f"config key '{key}.member': missing (needed by format: zip)")
+        if fmt in ("hf_parquet", "tsv"):
+            split_of = (
+                [f.get("split") for f in ds["files"]]
+                if ds["source"] == "download"
+                else list(ds["path"]) if isinstance(ds["path"], dict) else [None]
+            )
+            if sorted(s for s in split_of if s) != ["test", "train"]:
+                problems.append(
+                    f"config key '{key}': format {fmt} needs one train and one test file "
+                    "(files[].split, or path: {train: ..., test: ...})"
+                )
+    reviews = world.get("reviews")
+    if reviews and reviews["sentences"]["min"] > reviews["sentences"]["max"]:
+        problems.append("config key 'world.reviews.sentences': min is larger than max")
+    comments = world.get("comments")
+    if comments:
+        for g in comments["groups"]:
+            if g not in identities:
+                problems.append(f"config key 'world.comments.groups.{g}': not in 'identities'")
+    return problems
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Recursive dict update, as Snakemake merges ``--configfile`` files."""
+    out = copy.deepcopy(dict(base))
+    for k, v in override.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def load(*paths: str | Path) -> dict[str, Any]:
+    """Load and merge YAML config files (later ones override), then validate."""
+    if not paths:
+        raise ConfigError("no configuration file given")
+    config: dict[str, Any] = {}
+    for p in paths:
+        try:
+            data = yaml.safe_load(Path(p).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{p}: configuration file not found") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{p}: not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: a configuration file must be a mapping of keys")
+        config = deep_merge(config, data)
+    validate(config)
+    return config
+
+
+def get(config: Mapping[str, Any], dotted: str) -> Any:
+    """``get(cfg, "world.reviews")`` → the value at that dotted key (KeyError names it)."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise ConfigError(f"config key '{dotted}': missing")
+        node = node[part]
+    return node
+
+
+def subset(config: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """The values of the given dotted keys, keyed by those dotted names.
+
+    Rules pass this as a parameter; its keys are exactly the DVC ``params`` of the stage
+    (see :mod:`biasrepro.dvc`), so DVC and Snakemake agree on what a step depends on.
+    """
+    return {k: copy.deepcopy(get(config, k)) for k in keys}
+
+
+def settings_json(config: Mapping[str, Any], *keys: str) -> str:
+    """``subset`` as compact canonical JSON, for a rule's command line."""
+    return json.dumps(subset(config, *keys), sort_keys=True, separators=(",", ":"))

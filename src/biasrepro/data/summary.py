@@ -1,0 +1,115 @@
+"""Summary of the prepared datasets: rows, label balance and per-identity counts.
+
+These are the numbers the toxicity paper reports about its data (§4.1 sizes, the
+per-identity counts and toxic ratios behind Figure 3, the SST set's shares in the
+appendix), computed from the Parquet files the data stage wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasrepro.errors import DataError
+from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+
+log = logging.getLogger(__name__)
+
+CC_SPLITS = ("train", "validation", "test")
+
+
+def _read(path: Path, columns: list[str]) -> pd.DataFrame:
+    if not path.exists():
+        raise DataError("prepared file is missing (run the data stage first)", file=path)
+    df = pd.read_parquet(path)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing}; found {list(df.columns)}", file=path,
+                        column=missing[0])
+    return df
+
+
+def _rate(n_pos: int, n: int) -> dict[str, Any]:
+    return {"n": int(n), "positive": int(n_pos), "positive_ratio": (n_pos / n) if n else None}
+
+
+def _identity_counts(df: pd.DataFrame, identities: list[str]) -> dict[str, dict[str, Any]]:
+    """Per identity: rows whose signature names it (multi-identity rows count for each)."""
+    members = df["signature"].str.split("+").map(set)
+    out = {}
+    for g in identities:
+        mask = members.map(lambda s, g=g: g in s).astype(bool)
+        out[g] = _rate(int(df.loc[mask, "label"].sum()), int(mask.sum()))
+    return out
+
+
+def summarize(data_dir: Path, attributes: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
+    """Collect the summary of ``data_dir`` (``results/data``) as a JSON-ready dict."""
+    identities = [g for groups in attributes.values()
+                  for side in ("marginalized", "non_marginalized") for g in groups[side]]
+    out: dict[str, Any] = {"imdb": {}, "civil_comments": {}, "sst": {}}
+    for split in ("train", "test"):
+        df = _read(data_dir / "imdb" / f"{split}.parquet", ["label"])
+        out["imdb"][split] = _rate(int(df["label"].sum()), len(df))
+    cc = out["civil_comments"]
+    cc["splits"], cc["identities"] = {}, {}
+    for split in CC_SPLITS:
+        df = _read(data_dir / "civil_comments" / f"{split}.parquet", ["label", "signature"])
+        cc["splits"][split] = _rate(int(df["label"].sum()), len(df))
+        cc["identities"][split] = _identity_counts(df, identities)
+    fair = _read(data_dir / "civil_comments" / "fairness_original.parquet", ["label", "identity"])
+    cc["fairness_original"] = {
+        "all": _rate(int(fair["label"].sum()), len(fair)),
+        "identities": {g: _rate(int(fair.loc[fair["identity"] == g, "label"].sum()),
+                                int((fair["identity"] == g).sum())) for g in identities},
+    }
+    sst = _read(data_dir / "sst" / "fairness.parquet", ["label", "gender"])
+    out["sst"] = {"all": _rate(int(sst["label"].sum()), len(sst)), "genders": {}}
+    for gender in ("female", "male"):
+        part = sst[sst["gender"] == gender]
+        out["sst"]["genders"][gender] = {**_rate(int(part["label"].sum()), len(part)),
+                                         "share": len(part) / len(sst) if len(sst) else None}
+    out["attributes"] = attributes
+    return out
+
+
+def to_markdown(summary: dict[str, Any]) -> str:
+    """The summary as Markdown tables (one per dataset)."""
+    rows = [{"dataset": "imdb", "split": s, **v} for s, v in summary["imdb"].items()]
+    rows += [{"dataset": "civil_comments", "split": s, **v}
+             for s, v in summary["civil_comments"]["splits"].items()]
+    rows += [{"dataset": "civil_comments", "split": "fairness_original",
+              **summary["civil_comments"]["fairness_original"]["all"]}]
+    rows += [{"dataset": "sst", "split": "fairness", **summary["sst"]["all"]}]
+    cols = ["dataset", "split", "n", "positive", "positive_ratio"]
+    parts = ["# Prepared data\n", "Positive = positive sentiment (IMDB, SST) or toxic "
+             "(Civil Comments).\n", markdown_table(rows, cols)]
+
+    ident_rows = []
+    for attr, groups in summary["attributes"].items():
+        for side in ("marginalized", "non_marginalized"):
+            for g in groups[side]:
+                row = {"attribute": attr, "group": g, "side": side}
+                for split, counts in summary["civil_comments"]["identities"].items():
+                    row[f"{split} n"] = counts[g]["n"]
+                    row[f"{split} toxic ratio"] = counts[g]["positive_ratio"]
+                fair = summary["civil_comments"]["fairness_original"]["identities"][g]
+                row["fairness n"], row["fairness toxic ratio"] = fair["n"], fair["positive_ratio"]
+                ident_rows.append(row)
+    parts += ["\n## Civil Comments per identity\n",
+              markdown_table(ident_rows, list(ident_rows[0]) if ident_rows else [])]
+    g_rows = [{"gender": g, **v} for g, v in summary["sst"]["genders"].items()]
+    parts += ["\n## SST sentiment-fairness set per gender\n",
+              markdown_table(g_rows, ["gender", "n", "share", "positive", "positive_ratio"])]
+    return "".join(parts)
+
+
+def write(data_dir: Path, *, attributes: dict[str, Any], out_json: Path, out_md: Path) -> None:
+    summary = summarize(Path(data_dir), attributes)
+    with atomic_outputs(out_json, out_md) as (tmp_json, tmp_md):
+        write_text(dumps_json(summary), tmp_json)
+        write_text(to_markdown(summary), tmp_md)
+    log.info("wrote %s and %s", out_json, out_md)

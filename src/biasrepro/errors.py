@@ -1,0 +1,49 @@
+"""Errors that the command line reports as one line and a non-zero exit status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BiasreproError(Exception):
+    """Base class: an expected failure with a message meant for the user."""
+
+
+class DataError(BiasreproError):
+    """Bad input data, located by file, row and column where they are known.
+
+    ``row`` is the 1-based data row (header excluded) as a user would count it in the file,
+    or an archive member name for archives.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        row: int | str | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = None if file is None else str(file)
+        self.row = row
+        self.column = column
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(self.file)
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+class ConfigError(BiasreproError):
+    """A configuration key is unknown, missing or has a bad value."""
+
+
+class DownloadError(BiasreproError):
+    """A download failed, was truncated, or did not match its pinned checksum."""

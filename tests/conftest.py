@@ -1,0 +1,62 @@
+"""Shared test helpers: repository paths, a throwaway copy of the checkout, Snakemake runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: real data samples for format checks; absent in a user's clone (tests skip then)
+REALDATA = REPO.parent / "shared" / "realdata"
+BIN = Path(sys.executable).parent
+SMALL_CONFIG = ".test/config/config.yaml"
+
+
+def realdata(*parts: str) -> Path:
+    path = REALDATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data sample {path} not present")
+    return path
+
+
+def env_with_venv() -> dict[str, str]:
+    """The environment with this interpreter's bin first on PATH (as an activated venv)."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    return env
+
+
+def copy_checkout(dest: Path) -> Path:
+    """Copy the checkout's tracked and untracked-but-not-ignored files (a fresh clone's view)."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True,
+    ).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
+def snakemake(args: list[str], cwd: Path, timeout: int = 600,
+              check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), *args], cwd=cwd, env=env_with_venv(),
+        capture_output=True, text=True, timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A throwaway copy of the checkout to run the workflow in."""
+    return copy_checkout(tmp_path / "repo")

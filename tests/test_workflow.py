@@ -1,0 +1,95 @@
+"""The Snakemake spine: lint, both profiles' DAGs, and end-to-end runs of the small profile.
+
+The end-to-end tests prove the README's first command on the small profile: a run
+finishes, a second identical run gives byte-identical files, and a run killed with
+SIGKILL part-way finishes on rerun with exactly the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv, snakemake
+
+
+def tree_hashes(root: Path, *dirs: str) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for d in dirs for p in sorted((root / d).rglob("*")) if p.is_file()
+    }
+
+
+def test_lint_is_clean() -> None:
+    proc = snakemake(["--lint"], cwd=REPO)
+    assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
+
+
+def test_every_rule_has_log_benchmark_and_conda() -> None:
+    text = "\n".join(p.read_text() for p in (REPO / "workflow/rules").glob("*.smk"))
+    blocks = re.split(r"^rule (\w+):", text, flags=re.M)[1:]
+    assert blocks
+    for name, body in zip(blocks[::2], blocks[1::2], strict=True):
+        for directive in ("log:", "benchmark:", "conda:"):
+            assert f"    {directive}" in body, f"rule {name} has no {directive}"
+
+
+def test_default_profile_limits_gpu_jobs_to_one() -> None:
+    profile = yaml.safe_load((REPO / "workflow/profiles/default/profile.yaml").read_text())
+    assert profile["resources"]["gpu"] == 1
+    assert profile["default-resources"]["gpu"] == 0
+    assert profile["rerun-incomplete"] is True
+
+
+def test_paper_profile_plans_downloads_offline() -> None:
+    proc = snakemake(["-n", "--configfile", "config/paper.yaml"], cwd=REPO)
+    out = proc.stdout + proc.stderr
+    for name in ("aclImdb_v1.tar.gz", "civil_comments_v1.2.zip", "SST_fairness_dataset.csv"):
+        assert f"resources/downloads/" in out and name in out
+    assert "world_reviews" not in out
+
+
+@pytest.mark.slow
+def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path: Path) -> None:
+    started = time.perf_counter()
+    snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=checkout)
+    print(f"small profile: {time.perf_counter() - started:.1f} s")
+    summary = json.loads((checkout / "results/data/summary.json").read_text())
+    assert summary["imdb"]["train"]["n"] == 200
+    assert set(summary["civil_comments"]["splits"]) == {"train", "validation", "test"}
+    assert (checkout / "results/data/summary.md").read_text().startswith("# Prepared data")
+    for rule in ("world_reviews", "prepare_civil_comments", "data_summary"):
+        assert (checkout / f"logs/{rule}.log").exists()
+        assert (checkout / f"logs/benchmarks/{rule}.tsv").exists()
+    proc = snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=checkout)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+    # A second, SIGKILLed-then-resumed run in another copy gives the same bytes.
+    from conftest import copy_checkout
+
+    other = copy_checkout(tmp_path / "killed")
+    cmd = [str(BIN / "snakemake"), "--cores", "1", "--configfile", SMALL_CONFIG]
+    proc = subprocess.Popen(cmd, cwd=other, env=env_with_venv(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    marker = other / "logs" / "prepare_civil_comments.log"
+    deadline = time.monotonic() + 300
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (other / "results/data/summary.json").exists()
+    partial = {p.name for p in (other / "results/data/civil_comments").glob("*")} \
+        if (other / "results/data/civil_comments").exists() else set()
+    assert not {"train.parquet", "identity_stats.json"} <= partial, "killed job left outputs"
+    snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=other)
+    assert tree_hashes(other, "results", "resources") == tree_hashes(checkout, "results", "resources")

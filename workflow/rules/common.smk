@@ -1,0 +1,88 @@
+"""Shared helpers: config validation, the command that runs biasrepro, raw-input lookup."""
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
+from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
+from biasrepro.errors import ConfigError  # noqa: E402
+
+try:
+    brconfig.validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+except ConfigError as e:
+    raise WorkflowError(str(e)) from None
+
+# Jobs run this checkout's CLI as `python workflow/scripts/biasrepro.py`. Under
+# --sdm conda/apptainer, `python` is the job environment's; otherwise put the interpreter
+# that runs Snakemake (the project environment) first on PATH, as activating it would.
+if not workflow.deployment_settings.deployment_method:
+    os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH", "")]))
+
+CONDA_ENV = "../../envs/biasrepro.yaml"
+
+WORLD_FILES = {
+    "imdb": {
+        "train": "resources/world/imdb/train.parquet",
+        "test": "resources/world/imdb/test.parquet",
+    },
+    "civil_comments": {"file": "resources/world/civil_comments/all_data.csv"},
+    "sst": {"file": "resources/world/sst/SST_fairness_dataset.csv"},
+}
+WORLD_FORMAT = {"imdb": "hf_parquet", "civil_comments": "csv", "sst": "csv"}
+
+
+def settings(*keys):
+    """The config values a rule reads, as JSON for its command line (and DVC params)."""
+    return brconfig.settings_json(config, *keys)
+
+
+def raw_files(dataset):
+    """The raw input files of a dataset: {split or 'file': path}."""
+    ds = config["datasets"][dataset]
+    if ds["source"] == "world":
+        return WORLD_FILES[dataset]
+    if ds["source"] == "download":
+        return {
+            f.get("split", "file"): f"resources/downloads/{dataset}/{f['name']}"
+            for f in ds["files"]
+        }
+    path = ds["path"]
+    return dict(path) if isinstance(path, dict) else {"file": path}
+
+
+def raw_format(dataset):
+    ds = config["datasets"][dataset]
+    return WORLD_FORMAT[dataset] if ds["source"] == "world" else ds["format"]
+
+
+def cli_inputs(wildcards, input):
+    """``--input`` values: PATH, or train=PATH test=PATH for split formats."""
+    if "file" in input.keys():
+        return shlex.quote(input.file)
+    return " ".join(shlex.quote(f"{split}={input[split]}") for split in ("train", "test"))
+
+
+def download_spec(wildcards):
+    """The pinned URL, sha256 and size of one download, as a config subset."""
+    for f in config["datasets"][wildcards.dataset].get("files", []):
+        if f["name"] == wildcards.name:
+            return f
+    raise WorkflowError(
+        f"no file named {wildcards.name!r} under datasets.{wildcards.dataset}.files"
+    )
+
+
+def download_settings(wildcards):
+    return settings(f"datasets.{wildcards.dataset}")
+
+
+def download_command(wildcards):
+    f = download_spec(wildcards)
+    args = ["--url", f["url"], "--sha256", f["sha256"]]
+    if "size" in f:
+        args += ["--size", str(f["size"])]
+    return shlex.join(args)
