@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv
 
 from biasrepro import config, dvc
-from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv
 
 
 def test_dvc_yaml_matches_the_snakemake_dag() -> None:
@@ -28,12 +28,14 @@ def test_a_stale_dvc_yaml_is_detected(tmp_path: Path) -> None:
 
 def test_stage_params_are_the_keys_each_rule_reads() -> None:
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    params = {name: s.get("params", [{}])[0].get("config/config.yaml", []) for name, s in stages.items()}
+    params = {name: s.get("params", [{}])[0].get("config/config.yaml", [])
+              for name, s in stages.items()}
     assert params["world_comments"] == sorted(
         ["seed", "identities", "attributes", "preprocess.civil_comments", "world.comments"])
     assert params["prepare_imdb"] == ["datasets.imdb"]
     assert "world.comments" not in params["world_reviews"]
-    assert stages["prepare_civil_comments"]["deps"][0] == "resources/world/civil_comments/all_data.csv"
+    cc_deps = stages["prepare_civil_comments"]["deps"]
+    assert cc_deps[0] == "resources/world/civil_comments/all_data.csv"
     assert set(stages) == {"world_reviews", "world_comments", "world_sst", "prepare_imdb",
                            "prepare_civil_comments", "prepare_sst", "data_summary"}
 

@@ -46,7 +46,8 @@ def test_temporaries_of_a_killed_run_are_cleared(tmp_path: Path) -> None:
 
 
 def test_json_is_canonical_and_nan_free() -> None:
-    assert dumps_json({"b": float("nan"), "a": [1.5]}) == '{\n  "a": [\n    1.5\n  ],\n  "b": null\n}\n'
+    text = dumps_json({"b": float("nan"), "a": [1.5]})
+    assert text == '{\n  "a": [\n    1.5\n  ],\n  "b": null\n}\n'
 
 
 def test_parquet_bytes_are_reproducible(tmp_path: Path) -> None:

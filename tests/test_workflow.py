@@ -8,9 +8,9 @@ SIGKILL part-way finishes on rerun with exactly the same bytes.
 from __future__ import annotations
 
 import hashlib
-import re
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv, snakemake
 
 
@@ -54,7 +53,7 @@ def test_paper_profile_plans_downloads_offline() -> None:
     proc = snakemake(["-n", "--configfile", "config/paper.yaml"], cwd=REPO)
     out = proc.stdout + proc.stderr
     for name in ("aclImdb_v1.tar.gz", "civil_comments_v1.2.zip", "SST_fairness_dataset.csv"):
-        assert f"resources/downloads/" in out and name in out
+        assert "resources/downloads/" in out and name in out
     assert "world_reviews" not in out
 
 
@@ -92,4 +91,5 @@ def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path
         if (other / "results/data/civil_comments").exists() else set()
     assert not {"train.parquet", "identity_stats.json"} <= partial, "killed job left outputs"
     snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=other)
-    assert tree_hashes(other, "results", "resources") == tree_hashes(checkout, "results", "resources")
+    assert tree_hashes(other, "results", "resources") == tree_hashes(
+        checkout, "results", "resources")

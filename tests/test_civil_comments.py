@@ -1,0 +1,175 @@
+"""Civil Comments (toxicity paper §4.1) from Kaggle-, WILDS- and TFDS-shaped files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from fixtures.raw_data import IDENTITIES, civil_rows, write_civil_comments_csv, zip_member
+
+from biasrepro.data import civil_comments
+from biasrepro.data.split import allocate
+
+SETTINGS = {"split": {"train": 0.4, "validation": 0.3, "test": 0.3},
+            "identity_threshold": 0.5, "toxicity_threshold": 0.5}
+SPLITS = ("train", "validation", "test")
+OUTPUTS = ("train.parquet", "validation.parquet", "test.parquet", "fairness_original.parquet")
+
+
+def _prepare(path: Path, out: Path, *, fmt: str = "csv", member: str | None = None,
+             seed: int = 7) -> tuple[dict[str, pd.DataFrame], dict]:
+    civil_comments.prepare(path, fmt=fmt, member=member, identities=IDENTITIES,
+                           settings=SETTINGS, seed=seed, out_dir=out)
+    tables = {name.removesuffix(".parquet"): pd.read_parquet(out / name) for name in OUTPUTS}
+    return tables, json.loads((out / "identity_stats.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def kaggle(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kaggle")
+    write_civil_comments_csv(root / "all_data.csv")
+    tables, stats = _prepare(root / "all_data.csv", root / "out")
+    return root, tables, stats
+
+
+def test_schema(kaggle):
+    _, tables, _ = kaggle
+    train = tables["train"]
+    assert list(train.columns) == ["id", "text", "text_raw", "toxicity", "label", *IDENTITIES,
+                                   "identity_annotator_count", "signature", "split"]
+    dtypes = train.dtypes.astype(str).to_dict()
+    assert dtypes["label"] == "int64" and dtypes["toxicity"] == "float64"
+    assert dtypes["identity_annotator_count"] == "Int64"
+    assert all(dtypes[g] == "float64" for g in IDENTITIES)
+    assert list(tables["fairness_original"].columns) == [*train.columns, "identity"]
+
+
+def test_rows_kept_and_dropped_per_reason(kaggle):
+    _, tables, stats = kaggle
+    rows = civil_rows()
+    assert stats["identity_label_rule"] == "identity_annotator_count > 0"
+    assert stats["rows_read"] == len(rows)
+    # two rows have identity_annotator_count 0; one comment is only a link
+    assert stats["dropped"] == {"no_human_identity_labels": 2, "empty_after_cleaning": 1}
+    assert stats["rows_kept"] == len(rows) - 3
+    assert sum(len(tables[s]) for s in SPLITS) == stats["rows_kept"]
+    kept = pd.concat([tables[s] for s in SPLITS])
+    blank = kept[kept["text_raw"] == "Annotated, but the identity cells are blank."]
+    assert len(blank) == 1 and blank[IDENTITIES].isna().all(axis=None)
+    assert blank["signature"].item() == "none"
+
+
+def test_text_cleaned_as_the_paper_lists(kaggle):
+    _, tables, _ = kaggle
+    kept = pd.concat([tables[s] for s in SPLITS]).set_index("id")
+    by_raw = dict(zip(kept["text_raw"], kept["text"], strict=True))
+    assert by_raw["Honestly, you're wrong: the woman at the council did fine."] == (
+        "honestly , you are wrong : the woman at the council did fine ."
+    )
+    assert by_raw["Read this https://example.org/a?b=1 first! white voters are idiots."] == (
+        "read this first ! white voters are idiots ."
+    )
+    assert by_raw["Caf\u00e9 owners\u00a0agree \u2014 the new parking rules did fine."] == (
+        "cafe owners agree the new parking rules did fine ."
+    )
+
+
+def test_labels_signatures_and_stratified_split(kaggle):
+    _, tables, _ = kaggle
+    kept = pd.concat([tables[s] for s in SPLITS])
+    assert (kept["label"] == (kept["toxicity"] >= 0.5)).all()
+    two = kept[kept["text_raw"] == "Men and women both vote."]
+    assert two["signature"].item() == "female+male"
+    assert set(kept["signature"]) == {*IDENTITIES, "none", "female+male"}
+    for (label, sig), group in kept.groupby(["label", "signature"]):
+        counts = group["split"].value_counts().reindex(list(SPLITS), fill_value=0).to_dict()
+        assert counts == allocate(len(group), SETTINGS["split"]), (label, sig)
+
+
+def test_fairness_subset_is_the_single_identity_test_rows(kaggle):
+    _, tables, stats = kaggle
+    test, fair = tables["test"], tables["fairness_original"]
+    single = (test[IDENTITIES] >= 0.5).sum(axis=1) == 1
+    assert fair["id"].tolist() == test.loc[single, "id"].tolist()
+    assert (fair["identity"] == fair["signature"]).all()
+    assert set(fair["identity"]) <= set(IDENTITIES)
+    for g in IDENTITIES:
+        rows = fair[fair["identity"] == g]
+        assert stats["fairness_original"]["identities"][g] == {
+            "n": len(rows), "n_toxic": int(rows["label"].sum()),
+            "toxic_ratio": rows["label"].mean() if len(rows) else None,
+        }
+
+
+def test_stats_per_split_and_identity(kaggle):
+    _, tables, stats = kaggle
+    for s in SPLITS:
+        t = tables[s]
+        assert stats["splits"][s]["n"] == len(t)
+        for g in IDENTITIES:
+            rows = t[t[g] >= 0.5]
+            got = stats["splits"][s]["identities"][g]
+            assert (got["n"], got["n_toxic"]) == (len(rows), int(rows["label"].sum()))
+            assert got["toxic_ratio"] == pytest.approx(rows["label"].mean())
+
+
+def test_zip_member_gives_the_same_tables_as_the_csv(kaggle):
+    root, tables, stats = kaggle
+    archive = zip_member(root / "all_data.csv", root / "civil_comments_v1.2.zip",
+                         "civil_comments.csv")
+    out = root / "from_zip"
+    zipped, zstats = _prepare(archive, out, fmt="zip", member="civil_comments.csv")
+    for name in OUTPUTS:
+        assert (out / name).read_bytes() == (root / "out" / name).read_bytes()
+    assert zstats["member"] == "civil_comments.csv" and zstats["format"] == "zip"
+    assert {k: v for k, v in zstats.items() if k not in ("format", "member")} == {
+        k: v for k, v in stats.items() if k not in ("format", "member")
+    }
+    # the member was read from the archive, not extracted beside it
+    assert sorted(p.name for p in root.iterdir() if p.is_file()) == [
+        "all_data.csv", "civil_comments_v1.2.zip"]
+
+
+def test_tfds_layout_without_annotator_count(kaggle, tmp_path):
+    _, kaggle_tables, _ = kaggle
+    write_civil_comments_csv(tmp_path / "civil_comments.csv", variant="tfds")
+    tables, stats = _prepare(tmp_path / "civil_comments.csv", tmp_path / "out")
+    assert stats["identity_label_rule"].startswith("every configured identity column filled")
+    # the annotated row with blank identity cells is dropped by this rule as well
+    assert stats["dropped"] == {"no_human_identity_labels": 3, "empty_after_cleaning": 1}
+    kept = pd.concat([tables[s] for s in SPLITS])
+    assert kept["identity_annotator_count"].isna().all()
+    expected = pd.concat([kaggle_tables[s] for s in SPLITS])
+    expected = expected[expected[IDENTITIES].notna().all(axis=1)]
+    assert sorted(kept["id"]) == sorted(expected["id"])
+
+
+def test_kaggle_train_csv_target_column(tmp_path, kaggle):
+    _, kaggle_tables, _ = kaggle
+    write_civil_comments_csv(tmp_path / "train.csv", variant="train")
+    tables, _ = _prepare(tmp_path / "train.csv", tmp_path / "out")
+    for s in SPLITS:
+        pd.testing.assert_frame_equal(tables[s], kaggle_tables[s])
+
+
+def test_seeded_split_reruns_identically_and_changes_with_the_seed(kaggle, tmp_path):
+    root, tables, _ = kaggle
+    again, _ = _prepare(root / "all_data.csv", tmp_path / "same")
+    for name in OUTPUTS:
+        assert (tmp_path / "same" / name).read_bytes() == (root / "out" / name).read_bytes()
+    other, _ = _prepare(root / "all_data.csv", tmp_path / "other", seed=8)
+    assert set(other["train"]["id"]) != set(tables["train"]["id"])
+    assert len(other["train"]) == len(tables["train"])
+
+
+def test_the_split_does_not_depend_on_the_row_order(kaggle, tmp_path):
+    root, tables, _ = kaggle
+    rows = civil_rows()
+    shuffled = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
+    write_civil_comments_csv(tmp_path / "shuffled.csv", rows=shuffled)
+    other, _ = _prepare(tmp_path / "shuffled.csv", tmp_path / "out")
+    for s in SPLITS:
+        assert set(other[s]["id"]) == set(tables[s]["id"])
