@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO, snakemake
 
 from biasrepro import config
 from biasrepro.errors import ConfigError
-from conftest import REPO, snakemake
 
 
 def _default() -> dict:

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import BIN, REPO
 
 

@@ -90,6 +90,7 @@ def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path
     partial = {p.name for p in (other / "results/data/civil_comments").glob("*")} \
         if (other / "results/data/civil_comments").exists() else set()
     assert not {"train.parquet", "identity_stats.json"} <= partial, "killed job left outputs"
+    snakemake(["--unlock"], cwd=other)  # a SIGKILL leaves Snakemake's directory lock behind
     snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=other)
     assert tree_hashes(other, "results", "resources") == tree_hashes(
         checkout, "results", "resources")

@@ -38,7 +38,10 @@ def _settings(value: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise argparse.ArgumentTypeError("--settings must be a JSON object")
         return data
-    return {"__config__": cfg.load(value)}
+    try:
+        return {"__config__": cfg.load(value)}
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _need(settings: dict[str, Any], key: str) -> Any:

@@ -66,6 +66,12 @@ def cli_inputs(wildcards, input):
     return " ".join(shlex.quote(f"{split}={input[split]}") for split in ("train", "test"))
 
 
+def member_arg(dataset):
+    """``--member NAME`` for zip archives, else nothing."""
+    member = config["datasets"][dataset].get("member")
+    return shlex.join(["--member", member]) if member else ""
+
+
 def download_spec(wildcards):
     """The pinned URL, sha256 and size of one download, as a config subset."""
     for f in config["datasets"][wildcards.dataset].get("files", []):

@@ -111,7 +111,7 @@ rule prepare_civil_comments:
     params:
         settings=settings("seed", "identities", "preprocess.civil_comments", "datasets.civil_comments"),
         fmt=raw_format("civil_comments"),
-        member=config["datasets"]["civil_comments"].get("member", ""),
+        member=member_arg("civil_comments"),
         inputs=cli_inputs,
     log:
         "logs/prepare_civil_comments.log",
@@ -121,7 +121,7 @@ rule prepare_civil_comments:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py prepare civil-comments --format {params.fmt} --input {params.inputs}"
-        " --member {params.member:q} --settings {params.settings:q}"
+        " {params.member} --settings {params.settings:q}"
         " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
 
 

@@ -1,0 +1,72 @@
+"""Selection bias (toxicity paper Eq. 4) and overamplification bias (Eq. 5) on hand-made counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
+
+ATTRIBUTES = {
+    "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+    "race": {"marginalized": ["black", "asian"], "non_marginalized": ["white"]},
+    "religion": {"marginalized": ["jewish", "muslim"], "non_marginalized": ["christian"]},
+}
+
+
+def test_overamplification_reproduces_the_papers_figures():
+    # §6.5: gender 5795, race 5795, religion 6118.5 (a mean of two counts), max-normalized
+    counts = {
+        "female": {"n": 1000, "n_toxic": 0}, "male": {"n": 6795, "n_toxic": 0},
+        "black": {"n": 2000, "n_toxic": 0}, "asian": {"n": 4000, "n_toxic": 0},
+        "white": {"n": 8795, "n_toxic": 0},
+        "jewish": {"n": 1000, "n_toxic": 0}, "muslim": {"n": 2001, "n_toxic": 0},
+        "christian": {"n": 7619, "n_toxic": 0},
+    }
+    out = overamplification_bias(counts, ATTRIBUTES)
+    assert {a: v["raw"] for a, v in out.items()} == {"gender": 5795, "race": 5795,
+                                                      "religion": 6118.5}
+    assert out["religion"]["normalized"] == 1.0
+    assert out["gender"]["normalized"] == pytest.approx(0.94712756)
+    assert out["race"]["normalized"] == out["gender"]["normalized"]
+
+
+def test_selection_bias_uses_the_mean_ratio_of_a_multi_group_side():
+    counts = {
+        "female": {"n": 100, "n_toxic": 20}, "male": {"n": 200, "n_toxic": 20},
+        "black": {"n": 50, "n_toxic": 10}, "asian": {"n": 40, "n_toxic": 4},
+        "white": {"n": 100, "n_toxic": 5},
+        "jewish": {"n": 10, "n_toxic": 1}, "muslim": {"n": 30, "n_toxic": 9},
+        "christian": {"n": 80, "n_toxic": 20},
+    }
+    out = selection_bias(counts, ATTRIBUTES)
+    assert out["gender"] == pytest.approx(0.1)          # |0.2 - 0.1|
+    assert out["race"] == pytest.approx(0.1)            # |(0.2 + 0.1) / 2 - 0.05|
+    assert out["religion"] == pytest.approx(0.05)       # |(0.1 + 0.3) / 2 - 0.25|
+
+
+def test_selection_bias_is_nan_for_an_empty_group_and_missing_groups_are_named():
+    counts = {"female": {"n": 0, "n_toxic": 0}, "male": {"n": 10, "n_toxic": 1}}
+    assert math.isnan(selection_bias(counts, {"gender": ATTRIBUTES["gender"]})["gender"])
+    with pytest.raises(ValueError, match="race.*black, asian"):
+        selection_bias(counts, {"race": ATTRIBUTES["race"]})
+
+
+def test_equal_sizes_normalize_to_zero():
+    counts = {g: {"n": 5, "n_toxic": 1} for g in ("female", "male")}
+    assert overamplification_bias(counts, {"gender": ATTRIBUTES["gender"]}) == {
+        "gender": {"raw": 0.0, "normalized": 0.0}}
+
+
+def test_group_counts_from_a_prepared_table():
+    df = pd.DataFrame({
+        "female": [1.0, 0.5, 0.49, np.nan, 0.8],
+        "male": [0.0, 0.5, 0.0, np.nan, 0.1],
+        "label": [1, 0, 1, 1, 0],
+    })
+    # 0.5 is a member (>=); a row with both identities counts for both; NaN is no member
+    assert group_counts(df, ["female", "male"], 0.5) == {
+        "female": {"n": 3, "n_toxic": 1}, "male": {"n": 1, "n_toxic": 0}}
