@@ -66,6 +66,11 @@ def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path
     assert summary["imdb"]["train"]["n"] == 200
     assert set(summary["civil_comments"]["splits"]) == {"train", "validation", "test"}
     assert (checkout / "results/data/summary.md").read_text().startswith("# Prepared data")
+    # The data stage measures exactly the dataset bias the world planted (Eq. 4 and 5).
+    truth = json.loads((checkout / "resources/world/civil_comments/ground_truth.json").read_text())
+    measured = summary["civil_comments"]["train_dataset_bias"]
+    assert measured["selection"] == pytest.approx(truth["selection_bias"], abs=1e-12)
+    assert measured["overamplification"] == truth["overamplification_bias"]
     for rule in ("world_reviews", "prepare_civil_comments", "data_summary"):
         assert (checkout / f"logs/{rule}.log").exists()
         assert (checkout / f"logs/benchmarks/{rule}.tsv").exists()

@@ -121,8 +121,15 @@ def _prepare(args: argparse.Namespace) -> None:
 def _summary(args: argparse.Namespace) -> None:
     from biasrepro.data import summary
 
-    summary.write(args.data_dir, attributes=_need(args.settings, "attributes"),
-                  out_json=args.out_json, out_md=args.out_md)
+    s = args.settings
+    summary.write(
+        args.data_dir,
+        attributes=_need(s, "attributes"),
+        identities=_need(s, "identities"),
+        identity_threshold=_need(s, "preprocess.civil_comments")["identity_threshold"],
+        out_json=args.out_json,
+        out_md=args.out_md,
+    )
 
 
 def _config_validate(args: argparse.Namespace) -> None:

@@ -156,7 +156,7 @@ rule data_summary:
         json="results/data/summary.json",
         md="results/data/summary.md",
     params:
-        settings=settings("attributes"),
+        settings=settings("attributes", "identities", "preprocess.civil_comments"),
     log:
         "logs/data_summary.log",
     benchmark:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 
 log = logging.getLogger(__name__)
 
@@ -36,20 +37,20 @@ def _rate(n_pos: int, n: int) -> dict[str, Any]:
     return {"n": int(n), "positive": int(n_pos), "positive_ratio": (n_pos / n) if n else None}
 
 
-def _identity_counts(df: pd.DataFrame, identities: list[str]) -> dict[str, dict[str, Any]]:
-    """Per identity: rows whose signature names it (multi-identity rows count for each)."""
-    members = df["signature"].str.split("+").map(set)
-    out = {}
-    for g in identities:
-        mask = members.map(lambda s, g=g: g in s).astype(bool)
-        out[g] = _rate(int(df.loc[mask, "label"].sum()), int(mask.sum()))
-    return out
+def _identity_rates(df: pd.DataFrame, identities: list[str],
+                    threshold: float) -> dict[str, dict[str, Any]]:
+    """Per identity: rows at or above the threshold (multi-identity rows count for each)."""
+    return {g: _rate(c["n_toxic"], c["n"])
+            for g, c in group_counts(df, identities, threshold).items()}
 
 
-def summarize(data_dir: Path, attributes: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
-    """Collect the summary of ``data_dir`` (``results/data``) as a JSON-ready dict."""
-    identities = [g for groups in attributes.values()
-                  for side in ("marginalized", "non_marginalized") for g in groups[side]]
+def summarize(data_dir: Path, attributes: dict[str, dict[str, list[str]]],
+              identities: list[str], identity_threshold: float) -> dict[str, Any]:
+    """Collect the summary of ``data_dir`` (``results/data``) as a JSON-ready dict.
+
+    Besides the counts it gives the training split's selection bias (Eq. 4) and
+    overamplification bias (Eq. 5, max-normalized) per attribute (toxicity paper §6.3, §6.5).
+    """
     out: dict[str, Any] = {"imdb": {}, "civil_comments": {}, "sst": {}}
     for split in ("train", "test"):
         df = _read(data_dir / "imdb" / f"{split}.parquet", ["label"])
@@ -57,9 +58,15 @@ def summarize(data_dir: Path, attributes: dict[str, dict[str, list[str]]]) -> di
     cc = out["civil_comments"]
     cc["splits"], cc["identities"] = {}, {}
     for split in CC_SPLITS:
-        df = _read(data_dir / "civil_comments" / f"{split}.parquet", ["label", "signature"])
+        df = _read(data_dir / "civil_comments" / f"{split}.parquet", ["label", *identities])
         cc["splits"][split] = _rate(int(df["label"].sum()), len(df))
-        cc["identities"][split] = _identity_counts(df, identities)
+        cc["identities"][split] = _identity_rates(df, identities, identity_threshold)
+        if split == "train":
+            counts = group_counts(df, identities, identity_threshold)
+            cc["train_dataset_bias"] = {
+                "selection": selection_bias(counts, attributes),
+                "overamplification": overamplification_bias(counts, attributes),
+            }
     fair = _read(data_dir / "civil_comments" / "fairness_original.parquet", ["label", "identity"])
     cc["fairness_original"] = {
         "all": _rate(int(fair["label"].sum()), len(fair)),
@@ -101,14 +108,22 @@ def to_markdown(summary: dict[str, Any]) -> str:
                 ident_rows.append(row)
     parts += ["\n## Civil Comments per identity\n",
               markdown_table(ident_rows, list(ident_rows[0]) if ident_rows else [])]
+    bias = summary["civil_comments"]["train_dataset_bias"]
+    bias_rows = [{"attribute": a, "selection (Eq. 4)": v,
+                  "overamplification (Eq. 5)": bias["overamplification"][a]["raw"],
+                  "overamplification, normalized": bias["overamplification"][a]["normalized"]}
+                 for a, v in bias["selection"].items()]
+    parts += ["\n## Civil Comments training split: dataset bias\n",
+              markdown_table(bias_rows, list(bias_rows[0]) if bias_rows else [])]
     g_rows = [{"gender": g, **v} for g, v in summary["sst"]["genders"].items()]
     parts += ["\n## SST sentiment-fairness set per gender\n",
               markdown_table(g_rows, ["gender", "n", "share", "positive", "positive_ratio"])]
     return "".join(parts)
 
 
-def write(data_dir: Path, *, attributes: dict[str, Any], out_json: Path, out_md: Path) -> None:
-    summary = summarize(Path(data_dir), attributes)
+def write(data_dir: Path, *, attributes: dict[str, Any], identities: list[str],
+          identity_threshold: float, out_json: Path, out_md: Path) -> None:
+    summary = summarize(Path(data_dir), attributes, identities, identity_threshold)
     with atomic_outputs(out_json, out_md) as (tmp_json, tmp_md):
         write_text(dumps_json(summary), tmp_json)
         write_text(to_markdown(summary), tmp_md)
