@@ -111,6 +111,24 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
                     f"config key '{key}': format {fmt} needs one train and one test file "
                     "(files[].split, or path: {train: ..., test: ...})"
                 )
+    models = config["models"]
+    for task, names in models["tasks"].items():
+        for name in names:
+            if name not in models["registry"]:
+                problems.append(
+                    f"config key 'models.tasks.{task}': '{name}' is not in 'models.registry'"
+                )
+    embedded = [n for n, m in models["registry"].items() if m["source"] == "embedded"]
+    if embedded and "embedded" not in models:
+        problems.append(
+            f"config key 'models.embedded': missing (needed by embedded model {embedded[0]})"
+        )
+    for attr, groups in models.get("embedded", {}).get("stereotypes", {}).get(
+            "associations", {}).items():
+        for g in groups:
+            if g not in identities:
+                problems.append(f"config key 'models.embedded.stereotypes.associations.{attr}."
+                                f"{g}': not in 'identities'")
     reviews = world.get("reviews")
     if reviews and reviews["sentences"]["min"] > reviews["sentences"]["max"]:
         problems.append("config key 'world.reviews.sentences': min is larger than max")

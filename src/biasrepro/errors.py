@@ -47,3 +47,7 @@ class ConfigError(BiasreproError):
 
 class DownloadError(BiasreproError):
     """A download failed, was truncated, or did not match its pinned checksum."""
+
+
+class ModelError(BiasreproError):
+    """A model name, path or checkpoint cannot be used (unknown, wrong architecture, unsafe)."""

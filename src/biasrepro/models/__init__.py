@@ -1,0 +1,1 @@
+"""Transformer models: the registry, loading, embedded tiny models, fine-tuning, prediction."""
