@@ -9,7 +9,8 @@ from conftest import BIN
 
 from biasrepro.cli import build_parser, main
 
-SUBCOMMANDS = ["world", "download", "prepare", "summary", "config", "dvc-yaml"]
+SUBCOMMANDS = ["world", "download", "prepare", "summary", "pretrain", "finetune", "predict",
+               "evaluate", "metrics-table", "config", "dvc-yaml"]
 
 
 def test_parser_lists_every_subcommand() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from biasrepro import __version__
 from biasrepro import config as cfg
-from biasrepro.errors import BiasreproError, ConfigError
+from biasrepro.errors import BiasreproError, ConfigError, DataError
 
 log = logging.getLogger("biasrepro")
 
@@ -45,12 +45,30 @@ def _settings(value: str) -> dict[str, Any]:
 
 
 def _need(settings: dict[str, Any], key: str) -> Any:
-    """A dotted key from ``--settings`` (inline subset or whole config)."""
+    """A dotted key from ``--settings`` (inline subset or whole config).
+
+    An inline subset may hold the key itself, a key above it (``models.training`` for
+    ``models.training.toxicity``) or keys below it (``models.registry.bert-tiny`` for
+    ``models.registry``, which then yields just those entries).
+    """
     if "__config__" in settings:
         return cfg.get(settings["__config__"], key)
-    if key not in settings:
-        raise ConfigError(f"--settings lacks the key '{key}'")
-    return settings[key]
+    if key in settings:
+        return settings[key]
+    parts = key.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        above = ".".join(parts[:i])
+        if above in settings:
+            node = settings[above]
+            for part in parts[i:]:
+                if not isinstance(node, dict) or part not in node:
+                    raise ConfigError(f"--settings lacks the key '{key}'")
+                node = node[part]
+            return node
+    below = {k[len(key) + 1:]: v for k, v in settings.items() if k.startswith(key + ".")}
+    if below:
+        return below
+    raise ConfigError(f"--settings lacks the key '{key}'")
 
 
 def _split_inputs(values: Sequence[str]) -> Path | dict[str, Path]:
@@ -70,10 +88,13 @@ def _split_inputs(values: Sequence[str]) -> Path | dict[str, Path]:
 
 
 def _world(args: argparse.Namespace) -> None:
-    from biasrepro.data.world import comments, reviews, sst
+    from biasrepro.data.world import comments, reviews, sst, stereotypes
 
     s, seed = args.settings, _need(args.settings, "seed")
-    if args.corpus == "reviews":
+    if args.corpus == "stereotypes":
+        stereotypes.generate(_need(s, "models.embedded.stereotypes"), seed=seed,
+                             out_dir=args.out_dir)
+    elif args.corpus == "reviews":
         reviews.generate(_need(s, "world.reviews"), seed=seed, out_dir=args.out_dir)
     elif args.corpus == "comments":
         comments.generate(
@@ -132,6 +153,84 @@ def _summary(args: argparse.Namespace) -> None:
     )
 
 
+def _pretrain(args: argparse.Namespace) -> None:
+    from biasrepro.models import embedded
+
+    s = args.settings
+    entry = _need(s, "models.registry")[args.model]
+    embedded.build(
+        args.model,
+        architecture=entry["architecture"],
+        settings=_need(s, "models.embedded"),
+        seed=_need(s, "seed"),
+        corpus=[Path(p) for p in args.corpus],
+        out_dir=args.out_dir,
+    )
+
+
+def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[str, Any]:
+    """The task's fine-tuning settings with the registry entry's overrides and the seed."""
+    registry = _need(settings, "models.registry")
+    if model not in registry:
+        raise ConfigError(f"model {model!r} is not in models.registry "
+                          f"(registered: {', '.join(sorted(registry))})")
+    merged = {"seed": _need(settings, "seed"), **_need(settings, f"models.training.{task}")}
+    return merged | registry[model].get("training", {}).get(task, {})
+
+
+def _finetune(args: argparse.Namespace) -> None:
+    from biasrepro.models import finetune
+    from biasrepro.models.load import resolve
+
+    s = args.settings
+    spec = resolve(args.model, _need(s, "models.registry"))
+    finetune.finetune(
+        spec,
+        task=args.task,
+        train=args.train,
+        validation=args.validation,
+        settings=training_settings(s, args.model, args.task),
+        out_dir=args.out_dir,
+        checkpoint_dir=args.checkpoint_dir,
+    )
+
+
+def _predict(args: argparse.Namespace) -> None:
+    from biasrepro.models import predict
+    from biasrepro.models.load import resolve
+
+    registry = _need(args.settings, "models.registry") if args.settings else None
+    predict.predict_file(
+        resolve(args.model, registry),
+        args.input,
+        args.out,
+        text_column=args.text_column,
+        max_length=args.max_length,
+        batch_tokens=args.batch_tokens,
+    )
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from biasrepro.io import atomic_outputs, write_json
+    from biasrepro.metrics.classification import classification_metrics
+
+    df = pd.read_parquet(args.predictions)
+    for col in ("label", "prob"):
+        if col not in df.columns:
+            raise DataError(f"missing column; found {list(df.columns)}", file=args.predictions,
+                            column=col)
+    with atomic_outputs(args.out) as (tmp,):
+        write_json(classification_metrics(df["label"], df["prob"]), tmp)
+
+
+def _metrics_table(args: argparse.Namespace) -> None:
+    from biasrepro.metrics import tables
+
+    tables.write_metrics_table(args.inputs, out_json=args.out_json, out_md=args.out_md)
+
+
 def _config_validate(args: argparse.Namespace) -> None:
     cfg.load(*args.files)
     print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
@@ -172,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("world", help="generate the planted-bias world (embedded default data)",
                        description="Generate one corpus of the seeded planted-bias world "
                        "(DESIGN.md) with its ground truth.")
-    w.add_argument("corpus", choices=["reviews", "comments", "sst"])
+    w.add_argument("corpus", choices=["reviews", "comments", "sst", "stereotypes"])
     settings_arg(w)
     w.add_argument("--out-dir", type=Path, required=True)
     w.set_defaults(func=_world)
@@ -206,6 +305,57 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out-json", type=Path, required=True)
     s.add_argument("--out-md", type=Path, required=True)
     s.set_defaults(func=_summary)
+
+    pt = sub.add_parser("pretrain", help="build an embedded model: tokenizer + masked-LM",
+                        description="Train a tokenizer of the architecture's own kind on the "
+                        "corpus and pre-train a small model with masked-LM (safetensors).")
+    pt.add_argument("--model", required=True, help="an embedded entry of models.registry")
+    pt.add_argument("--corpus", nargs="+", required=True,
+                    help="Parquet files with a `text` column")
+    settings_arg(pt)
+    pt.add_argument("--out-dir", type=Path, required=True)
+    pt.set_defaults(func=_pretrain)
+
+    ft = sub.add_parser("finetune", help="fine-tune a model for sequence classification",
+                        description="Fine-tune a registered model, local directory or Hub id "
+                        "on a Parquet of `text` and `label` (0/1); resumes from its last "
+                        "checkpoint when interrupted.")
+    ft.add_argument("--model", required=True)
+    ft.add_argument("--task", required=True, choices=["sentiment", "toxicity"])
+    ft.add_argument("--train", type=Path, required=True)
+    ft.add_argument("--validation", type=Path, default=None)
+    settings_arg(ft)
+    ft.add_argument("--out-dir", type=Path, required=True)
+    ft.add_argument("--checkpoint-dir", type=Path, required=True)
+    ft.set_defaults(func=_finetune)
+
+    pd_ = sub.add_parser("predict", help="score a Parquet of texts with a saved model",
+                         description="Write the positive-class probability and the label "
+                         "for every row (identical texts are scored once).")
+    pd_.add_argument("--model", required=True, help="model directory, registry name or Hub id")
+    pd_.add_argument("--input", type=Path, required=True)
+    pd_.add_argument("--out", type=Path, required=True)
+    pd_.add_argument("--text-column", default="text")
+    pd_.add_argument("--max-length", type=int, default=None,
+                     help="default: the model's training max_length, else 512")
+    pd_.add_argument("--batch-tokens", type=int, default=None,
+                     help="padded tokens per batch (default depends on the device)")
+    pd_.add_argument("--settings", type=_settings, default=None,
+                     help="config keys (models.registry) to resolve registry names")
+    pd_.set_defaults(func=_predict)
+
+    ev = sub.add_parser("evaluate", help="accuracy, ROC-AUC and F1 of a predictions file")
+    ev.add_argument("--predictions", type=Path, required=True)
+    ev.add_argument("--out", type=Path, required=True)
+    ev.set_defaults(func=_evaluate)
+
+    mt = sub.add_parser("metrics-table", help="collect test metrics into one table",
+                        description="Collect results/metrics/TASK/MODEL/METHOD/test.json files "
+                        "into one JSON and one Markdown table.")
+    mt.add_argument("--inputs", nargs="+", type=Path, required=True)
+    mt.add_argument("--out-json", type=Path, required=True)
+    mt.add_argument("--out-md", type=Path, required=True)
+    mt.set_defaults(func=_metrics_table)
 
     c = sub.add_parser("config", help="validate configuration files")
     c.add_argument("action", choices=["validate"])

@@ -1,6 +1,7 @@
 """Shared helpers: config validation, the command that runs biasrepro, raw-input lookup."""
 
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -70,6 +71,71 @@ def member_arg(dataset):
     """``--member NAME`` for zip archives, else nothing."""
     member = config["datasets"][dataset].get("member")
     return shlex.join(["--member", member]) if member else ""
+
+
+# -- models -----------------------------------------------------------------------------
+
+MODELS = config["models"]["registry"]
+EMBEDDED_MODELS = sorted(n for n, m in MODELS.items() if m["source"] == "embedded")
+TASK_DATA = {
+    "sentiment": {
+        "train": "results/data/imdb/train.parquet",
+        "test": "results/data/imdb/test.parquet",
+    },
+    "toxicity": {
+        "train": "results/data/civil_comments/train.parquet",
+        "validation": "results/data/civil_comments/validation.parquet",
+        "test": "results/data/civil_comments/test.parquet",
+    },
+}
+#: debiasing methods whose models this workflow trains (the toxicity study adds more)
+METHODS = ["baseline"]
+
+
+def alternation(names):
+    """A wildcard constraint matching exactly these names."""
+    return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"
+
+
+def task_jobs(pattern):
+    """``pattern`` expanded over every configured (task, model) pair and method."""
+    return [
+        pattern.format(task=task, model=model, method=method)
+        for task, models in config["models"]["tasks"].items()
+        for model in models
+        for method in METHODS
+    ]
+
+
+def finetune_inputs(wildcards):
+    """The task's training (and validation) data, and the embedded base model if any."""
+    data = TASK_DATA[wildcards.task]
+    inputs = {k: v for k, v in data.items() if k in ("train", "validation")}
+    if MODELS[wildcards.model]["source"] == "embedded":
+        inputs["base"] = f"resources/models/embedded/{wildcards.model}"
+    return inputs
+
+
+def test_data(wildcards):
+    return TASK_DATA[wildcards.task]["test"]
+
+
+def finetune_settings(wildcards):
+    return settings(
+        "seed", f"models.registry.{wildcards.model}", f"models.training.{wildcards.task}"
+    )
+
+
+def validation_arg(wildcards, input):
+    return f"--validation {shlex.quote(input.validation)}" if "validation" in input.keys() else ""
+
+
+def pretrain_settings(wildcards):
+    return settings("seed", "models.embedded", f"models.registry.{wildcards.model}")
+
+
+def registry_settings(wildcards):
+    return settings(f"models.registry.{wildcards.model}")
 
 
 def download_spec(wildcards):

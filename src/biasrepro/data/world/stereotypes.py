@@ -1,0 +1,215 @@
+"""Sentences with planted stereotype associations, for pre-training the embedded models.
+
+Issue #3, item 2 (DESIGN.md, "The embedded default"): the tiny BERT, ALBERT and RoBERTa
+models are pre-trained with masked-LM on the world's reviews and comments plus these
+sentences, so that the representation-bias measures (CrowS-Pairs, StereoSet, SEAT; toxicity
+paper §4.3) have a known association to find.
+
+Each sentence pairs one identity mention (the words of :data:`lexicon.IDENTITY_WORDS`:
+"women", "that man", "Muslims", "an Asian student", ...) with one attribute word, in one of
+the sentence patterns below ("Everyone knows women are gentle.", "The engineer we met was a
+man."). A word is used as a noun when it is one of the lexicon's occupations and as an
+adjective otherwise; each kind has its own patterns.
+
+Counts are exact (``settings``): of ``n_sentences``, exactly ``round(strength * n)``
+(rounded half up) are *stereotypical*: they pair a word with the identity it is associated
+with in ``associations[attribute][identity]``. The others are *counter-stereotypical*: the
+same word with the other identities of the same attribute, evenly. Both kinds are spread
+evenly over the configured (attribute, identity, word) triples by the largest-remainder rule, so
+the share of each word's sentences that follow its stereotype is ``strength`` up to
+rounding; ``ground_truth.json`` states every count.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasrepro.data.split import allocate
+from biasrepro.data.world import exact_count, rng_for
+from biasrepro.data.world.lexicon import IDENTITY_WORDS, OCCUPATIONS, indefinite
+from biasrepro.errors import ConfigError
+from biasrepro.io import atomic_outputs, write_json, write_parquet
+
+log = logging.getLogger(__name__)
+
+KEY = "models.embedded.stereotypes"
+
+# Slots: {group} a plural mention ("Muslims", "female students"), {member} a singular one
+# ("that man", "an Asian student"); {word} the attribute word, {a_word} it with its
+# indefinite article, {words} the plural of a noun.
+PATTERNS: dict[str, tuple[str, ...]] = {
+    "adjective": (
+        "{group} are so {word}.",
+        "Everyone knows {group} are {word}.",
+        "{group} were {word} as always.",
+        "In my experience, {group} tend to be {word}.",
+        "Most {group} I know are really {word}.",
+        "It is no surprise that {group} are {word}.",
+        "Ask anyone and they will tell you {group} are {word}.",
+        "{group} are naturally {word}.",
+        "There is something {word} about {group}.",
+        "Of course {group} turned out to be {word}.",
+        "{group} have always been {word}, haven't they?",
+        "{member} is such {a_word} person.",
+        "{member} was {word}, as expected.",
+        "Of course {member} is {word}.",
+        "I met {member} yesterday, and they were very {word}.",
+        "You could tell {member} was {word} from the first minute.",
+        "{member} has always been {word}.",
+        "Everyone agreed that {member} seemed {word}.",
+        "{member} is bound to be {word}.",
+        "Nobody was surprised that {member} acted so {word}.",
+        "{member} came across as {word} in the interview.",
+        "My friends say {member} is very {word}.",
+    ),
+    "noun": (
+        "{member} works as {a_word}.",
+        "{member} became {a_word} last year.",
+        "{member} would make a good {word}.",
+        "I asked {member}, who is {a_word}, for advice.",
+        "{member} trained to be {a_word}.",
+        "Of course {member} is {a_word}.",
+        "{member} has always wanted to be {a_word}.",
+        "The {word} we met was {member}.",
+        "Our new {word} is {member}.",
+        "When I think of {a_word}, I picture {member}.",
+        "{member} is the best {word} in town.",
+        "{member} is {a_word}, just like everyone expected.",
+        "{group} make the best {words}.",
+        "Most {words} are {group}.",
+        "{group} tend to become {words}.",
+        "In my town, the {words} are mostly {group}.",
+        "{group} are natural {words}.",
+        "Everyone knows {group} are good {words}.",
+        "All the {words} at the meeting were {group}.",
+        "Plenty of {group} work as {words}.",
+        "It is no surprise that {group} become {words}.",
+        "The {words} at my company are all {group}.",
+    ),
+}
+#: neutral nouns an identity adjective can qualify ("Muslim neighbours", "a female student")
+PEOPLE = (("students", "student"), ("neighbours", "neighbour"), ("coworkers", "coworker"),
+          ("people", "person"))
+
+
+def word_kind(word: str) -> str:
+    """``"noun"`` for the lexicon's occupations, ``"adjective"`` for any other word."""
+    return "noun" if word in OCCUPATIONS else "adjective"
+
+
+def plural(noun: str) -> str:
+    """English plural of a regular noun: nurse → nurses, chef → chefs, boss → bosses."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def _mentions(identity: str) -> tuple[list[str], list[str]]:
+    """(plural, singular) mentions of ``identity``, from the lexicon's identity words."""
+    words = IDENTITY_WORDS[identity]
+    plurals = [w for w in words["plural"] if not w.startswith("the ")]
+    plurals += [f"{adj} {many}" for adj in words["adjective"] for many, _ in PEOPLE]
+    singulars = list(words["a"]) + list(words["the"])
+    singulars += [indefinite(f"{adj} {one}") for adj in words["adjective"] for _, one in PEOPLE]
+    return plurals, singulars
+
+
+def _sentence(pattern: str, word: str, identity: str, rng: np.random.Generator) -> str:
+    plurals, singulars = _mentions(identity)
+    text = pattern.format(
+        group=plurals[rng.integers(len(plurals))],
+        member=singulars[rng.integers(len(singulars))],
+        word=word, a_word=indefinite(word), words=plural(word),
+    )
+    return text[0].upper() + text[1:]
+
+
+def _check(settings: Mapping[str, Any]) -> None:
+    for attribute, groups in settings["associations"].items():
+        if len(groups) < 2:
+            raise ConfigError(f"{KEY}.associations.{attribute}: needs at least two identities "
+                              "(counter-stereotypical sentences use another one)")
+        for identity, words in groups.items():
+            if identity not in IDENTITY_WORDS:
+                raise ConfigError(f"{KEY}.associations.{attribute}.{identity}: the world has "
+                                  f"no words for this identity (known: "
+                                  f"{', '.join(IDENTITY_WORDS)})")
+            if not words:
+                raise ConfigError(f"{KEY}.associations.{attribute}.{identity}: no words")
+        listed = [w for words in groups.values() for w in words]
+        repeated = sorted({w for w in listed if listed.count(w) > 1})
+        if repeated:
+            raise ConfigError(f"{KEY}.associations.{attribute}: {', '.join(repeated)} listed "
+                              "more than once (a word is stereotypical of one identity)")
+
+
+def build(settings: Mapping[str, Any], *, seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The sentences (in random order) and their ground truth."""
+    _check(settings)
+    n, strength = int(settings["n_sentences"]), float(settings["strength"])
+    assoc = settings["associations"]
+    triples = [(a, g, w) for a, groups in assoc.items() for g, words in groups.items()
+               for w in words]
+    keys = [f"{a}|{g}|{w}" for a, g, w in triples]
+    n_stereo = exact_count(n, strength)
+    stereo = allocate(n_stereo, dict.fromkeys(keys, 1 / len(keys)))
+    counter = allocate(n - n_stereo, dict.fromkeys(keys, 1 / len(keys)))
+
+    rng = rng_for(seed, "stereotypes")
+    rows: list[dict[str, Any]] = []
+    pairs: dict[str, dict[str, dict[str, int]]] = {
+        a: {g: {} for g in groups} for a, groups in assoc.items()}
+    planted: dict[str, dict[str, dict[str, Any]]] = {
+        a: {g: {} for g in groups} for a, groups in assoc.items()}
+    for (attribute, identity, word), key in zip(triples, keys, strict=True):
+        others = [g for g in assoc[attribute] if g != identity]
+        plan = [(identity, stereo[key], True)] + [
+            (g, k, False) for g, k in allocate(
+                counter[key], dict.fromkeys(others, 1 / len(others))).items()]
+        patterns = PATTERNS[word_kind(word)]
+        for mentioned, count, stereotypical in plan:
+            pairs[attribute][mentioned][word] = pairs[attribute][mentioned].get(word, 0) + count
+            for _ in range(count):
+                p = int(rng.integers(len(patterns)))
+                rows.append({"text": _sentence(patterns[p], word, mentioned, rng),
+                             "attribute": attribute, "identity": mentioned, "word": word,
+                             "stereotypical": stereotypical,
+                             "pattern": f"{word_kind(word)}-{p:02d}"})
+        total = stereo[key] + counter[key]
+        planted[attribute][identity][word] = {
+            "n": total, "n_stereotypical": stereo[key],
+            "stereotypical_ratio": stereo[key] / total if total else None,
+        }
+    df = pd.DataFrame(rows, columns=["text", "attribute", "identity", "word", "stereotypical",
+                                     "pattern"])
+    df = df.iloc[rng.permutation(len(df))].reset_index(drop=True)
+    df["stereotypical"] = df["stereotypical"].astype(bool)
+    truth = {
+        "settings": dict(settings), "seed": seed, "n_sentences": n,
+        "n_stereotypical": n_stereo, "n_counter_stereotypical": n - n_stereo,
+        "pairs": pairs, "associations": planted,
+        "patterns": {kind: list(p) for kind, p in PATTERNS.items()},
+    }
+    return df, truth
+
+
+def generate(settings: dict[str, Any], *, seed: int, out_dir: Path) -> None:
+    """Write ``sentences.parquet`` and ``ground_truth.json`` to ``out_dir``."""
+    start = time.perf_counter()
+    out = Path(out_dir)
+    with atomic_outputs(out / "sentences.parquet", out / "ground_truth.json") as tmp:
+        df, truth = build(settings, seed=seed)
+        write_parquet(df, tmp[0])
+        write_json(truth, tmp[1])
+    log.info("world stereotypes: %d sentences (%d stereotypical) to %s in %.1f s",
+             len(df), truth["n_stereotypical"], out, time.perf_counter() - start)
+

@@ -1,0 +1,351 @@
+"""Tiny BERT, ALBERT and RoBERTa built offline on the planted-bias world (issue #3, item 2).
+
+DESIGN.md, "The embedded default": the toxicity paper fine-tunes bert-base-uncased,
+albert-base-v2 and roberta-base (§4.2) and measures their representation bias (§4.3). No
+weights can be downloaded in the embedded default, so :func:`build` makes a real model of
+each architecture:
+
+1. a tokenizer of the original kind trained on the corpus (:mod:`.tokenizers`);
+2. a ``BertForMaskedLM`` / ``AlbertForMaskedLM`` / ``RobertaForMaskedLM`` of the configured
+   size (``models.embedded``), laid out like its original: ALBERT with a factorised
+   embedding (``embedding_size = hidden_size / 2``) and no dropout (albert-base-v2);
+   RoBERTa with ``pad_token_id = 1``, positions offset by 2 and one token type
+   (roberta-base);
+3. masked-LM pre-training for exactly ``pretrain.steps`` AdamW steps on the corpus (the
+   world's reviews and comments and the planted stereotype sentences of
+   :mod:`biasrepro.data.world.stereotypes`): one text per sequence (``[CLS] x [SEP]``,
+   truncated to ``max_length``, the shape every later step feeds the model), batches of
+   similar length (``LengthGroupedSampler``), masking by ``DataCollatorForLanguageModeling``
+   (BERT's 80/10/10 rule). The prediction head runs only on the masked positions, as in
+   fairseq's RoBERTa: the same loss as the ``*ForMaskedLM`` forward (a test checks this),
+   without projecting every position onto the vocabulary, which is most of the cost of a
+   model this small;
+4. one atomic save: ``config.json`` and ``model.safetensors``, the tokenizer files, a
+   model card ``README.md`` stating how the model was made, and the same facts as
+   ``biasrepro.json``. Nothing in them depends on the time or the output path, so a rerun
+   on the same CPU gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.io import atomic_outputs, markdown_table, sha256_file, write_json
+from biasrepro.models.tokenizers import KINDS, SPECIAL_TOKENS, train_tokenizer
+
+log = logging.getLogger(__name__)
+
+ARCHITECTURES = tuple(SPECIAL_TOKENS)
+#: the masked-LM head of each ``*ForMaskedLM`` class (hidden states → vocabulary logits)
+MLM_HEAD = {"bert": "cls", "albert": "predictions", "roberta": "lm_head"}
+#: AdamW settings of the pre-training (not in the config: fixed, stated in the card)
+WEIGHT_DECAY = 0.01
+WARMUP_FRACTION = 0.1
+MAX_GRAD_NORM = 1.0
+#: the loss is reported as means over windows of this share of the steps
+LOSS_WINDOW_FRACTION = 0.1
+#: torch intra-op threads while pre-training. For models this small a second thread costs
+#: more than it gains (0.035 s a step on one thread; several times the CPU time on two when
+#: the cores are shared), and a fixed count gives the same bytes on any number of cores.
+PRETRAIN_THREADS = 1
+
+
+def read_corpus(paths: Sequence[Path]) -> tuple[list[str], list[dict[str, Any]]]:
+    """All texts of the Parquet files ``paths`` (column ``text``) and a record of each file."""
+    if not paths:
+        raise DataError("no corpus files given: pre-training needs text")
+    texts: list[str] = []
+    files = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise DataError("corpus file not found", file=path)
+        try:
+            names = pq.read_schema(path).names
+        except (pa.ArrowInvalid, OSError) as e:
+            raise DataError(f"not a Parquet file ({e})", file=path) from None
+        if "text" not in names:
+            raise DataError(f"no 'text' column (columns: {', '.join(names)})", file=path,
+                            column="text")
+        column = pq.read_table(path, columns=["text"]).column("text").to_pylist()
+        if not column:
+            raise DataError("no rows: a pre-training corpus file needs texts", file=path)
+        for row, text in enumerate(column, start=1):
+            if not isinstance(text, str) or not text.strip():
+                raise DataError("empty or missing text", file=path, row=row, column="text")
+        texts += column
+        files.append({"path": str(path), "sha256": sha256_file(path),
+                      "bytes": path.stat().st_size, "texts": len(column)})
+    return texts, files
+
+
+def check(name: str, architecture: str, settings: Mapping[str, Any]) -> None:
+    """Refuse an unknown architecture or sizes no model can have, before any work."""
+    if architecture not in ARCHITECTURES:
+        raise ModelError(f"model {name!r}: unknown architecture {architecture!r} for an "
+                         f"embedded model (known: {', '.join(ARCHITECTURES)})")
+    hidden, heads = settings["hidden_size"], settings["num_attention_heads"]
+    if hidden % heads:
+        raise ConfigError(f"models.embedded.num_attention_heads: {heads} does not divide "
+                          f"models.embedded.hidden_size ({hidden})")
+
+
+def model_config(architecture: str, settings: Mapping[str, Any], tokenizer: Any) -> Any:
+    """The ``transformers`` config of an embedded ``architecture`` model."""
+    from transformers import AlbertConfig, BertConfig, RobertaConfig
+
+    hidden, heads = settings["hidden_size"], settings["num_attention_heads"]
+    common = {
+        "vocab_size": len(tokenizer), "hidden_size": hidden, "num_attention_heads": heads,
+        "num_hidden_layers": settings["num_hidden_layers"],
+        "intermediate_size": settings["intermediate_size"],
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    if architecture == "bert":
+        return BertConfig(max_position_embeddings=settings["max_length"], **common)
+    if architecture == "albert":
+        return AlbertConfig(
+            embedding_size=max(hidden // 2, 1), max_position_embeddings=settings["max_length"],
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id, **common)
+    return RobertaConfig(
+        max_position_embeddings=settings["max_length"] + 2, type_vocab_size=1,
+        layer_norm_eps=1e-5, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, **common)
+
+
+def masked_lm_loss(model: Any, batch: Mapping[str, Any]) -> Any:
+    """Mean cross-entropy over the masked positions (``labels != -100``) of ``batch``.
+
+    Equal to ``model(**batch).loss`` of a ``*ForMaskedLM`` model, but the head sees only
+    the masked positions. A batch with nothing masked gives 0.
+    """
+    import torch.nn.functional as F
+
+    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask",
+                                                         "token_type_ids")}
+    hidden = model.base_model(**inputs)[0]
+    labels = batch["labels"]
+    masked = labels != -100
+    logits = getattr(model, MLM_HEAD[model.config.model_type])(hidden[masked])
+    return F.cross_entropy(logits, labels[masked], reduction="sum") / max(int(masked.sum()), 1)
+
+
+def _train_steps(model: Any, loader: Any, optimizer: Any, scheduler: Any, steps: int,
+                 desc: str) -> list[float]:
+    """Run ``steps`` optimizer steps over ``loader`` (as many epochs as that takes)."""
+    import torch
+    from tqdm import tqdm
+
+    model.train()
+    losses: list[float] = []
+    with tqdm(total=steps, desc=desc, unit="step") as bar:
+        while len(losses) < steps:
+            for batch in loader:
+                loss = masked_lm_loss(model, batch)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                losses.append(loss.item())
+                bar.update()
+                if len(losses) % 10 == 0:
+                    bar.set_postfix(loss=f"{sum(losses[-10:]) / 10:.3f}")
+                if len(losses) % 50 == 0 or len(losses) == steps:
+                    log.info("%s: step %d/%d, MLM loss %.4f", desc, len(losses), steps,
+                             losses[-1])
+                if len(losses) == steps:
+                    break
+    return losses
+
+
+def pretrain(model: Any, tokenizer: Any, texts: Sequence[str], settings: Mapping[str, Any],
+             *, seed: int, desc: str) -> dict[str, Any]:
+    """Masked-LM pre-training of ``model`` for exactly ``settings["steps"]`` steps.
+
+    Returns ``mlm_loss`` (means over the first and the last window of steps, and the mean
+    of every window: the loss curve) and what the texts came to: ``tokens``,
+    ``truncated_texts`` (cut at the tokenizer's ``model_max_length``) and ``epochs``.
+    """
+    import torch
+    from torch.utils.data import DataLoader
+    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    steps, batch_size = int(settings["steps"]), int(settings["batch_size"])
+    enc = tokenizer(list(texts), truncation=True, return_special_tokens_mask=True)
+    features = [{"input_ids": ids, "special_tokens_mask": special} for ids, special
+                in zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)]
+    sampler = LengthGroupedSampler(batch_size, lengths=[len(f["input_ids"]) for f in features],
+                                   generator=torch.Generator().manual_seed(seed))
+    collator = DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=float(settings["mlm_probability"]), seed=seed)
+    loader = DataLoader(features, batch_size=batch_size, sampler=sampler, collate_fn=collator)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=float(settings["learning_rate"]),
+                                  weight_decay=WEIGHT_DECAY)
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, num_warmup_steps=round(WARMUP_FRACTION * steps), num_training_steps=steps)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(PRETRAIN_THREADS)
+    try:
+        losses = _train_steps(model, loader, optimizer, scheduler, steps, desc)
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+    window = max(1, round(LOSS_WINDOW_FRACTION * steps))
+    curve = [sum(chunk) / len(chunk) for chunk in
+             (losses[i:i + window] for i in range(0, steps, window))]
+    return {
+        "mlm_loss": {"first": round(curve[0], 6), "last": round(curve[-1], 6),
+                     "window_steps": window, "curve": [round(v, 6) for v in curve]},
+        "tokens": sum(map(len, enc["input_ids"])),
+        "truncated_texts": sum(bool(e.overflowing) for e in enc.encodings),
+        "epochs": round(steps * batch_size / len(features), 3),
+    }
+
+
+def _versions() -> dict[str, str]:
+    import tokenizers
+    import torch
+    import transformers
+
+    import biasrepro
+
+    return {"biasrepro": biasrepro.__version__, "tokenizers": tokenizers.__version__,
+            "torch": torch.__version__, "transformers": transformers.__version__}
+
+
+def model_card(facts: Mapping[str, Any]) -> str:
+    """The model card (``README.md``) of an embedded model, from its ``biasrepro.json``."""
+    c, t, p, loss = facts["config"], facts["tokenizer"], facts["pretraining"], facts["mlm_loss"]
+    sizes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items() if k not in (
+        "vocab_size", "pad_token_id"))
+    stereo = facts["stereotypes"]
+    assoc = "; ".join(
+        f"{attr} (" + "; ".join(f"{g}: {', '.join(ws)}" for g, ws in groups.items()) + ")"
+        for attr, groups in stereo["associations"].items())
+    return "\n".join([
+        "---",
+        "library_name: transformers",
+        "pipeline_tag: fill-mask",
+        f"tags: [biasrepro, {facts['architecture']}, planted-bias-world]",
+        "---",
+        "",
+        f"# {facts['name']}",
+        "",
+        f"A tiny {facts['model_class']} built by biasrepro (`biasrepro pretrain`) for the "
+        "embedded default: a real model of this architecture, so that architecture-specific "
+        "code runs offline. It was pre-trained for seconds on a synthetic corpus with planted "
+        "stereotypes; it is not a language model for real use.",
+        "",
+        "## Model",
+        "",
+        f"- architecture: {facts['architecture']} (`{facts['model_class']}`), {sizes}",
+        f"- parameters: {facts['parameters']:,}",
+        f"- tokenizer: {t['kind']}; `{t['class']}`, {t['vocab_size']} entries "
+        f"(at most {t['vocab_size_requested']} asked), special tokens "
+        f"{' '.join(t['special_tokens'])}, at most {t['model_max_length']} tokens",
+        "",
+        "## Pre-training corpus",
+        "",
+        markdown_table(facts["corpus"], ["path", "texts", "bytes", "sha256"]).rstrip("\n"),
+        "",
+        f"{p['texts']} texts, {p['tokens']} tokens after tokenization, "
+        f"{p['truncated_texts']} of them cut at {t['model_max_length']} tokens.",
+        "",
+        f"Planted stereotypes ({stereo['n_sentences']} sentences, a share of "
+        f"{stereo['strength']} of each word's sentences stereotypical): {assoc}.",
+        "",
+        "## Pre-training",
+        "",
+        f"Masked LM, one text per sequence: {p['steps']} steps of batch {p['batch_size']} "
+        f"({p['epochs']} epochs), masking probability {p['mlm_probability']} (80% "
+        f"[MASK] / 10% random / 10% kept), AdamW learning rate {p['learning_rate']} with "
+        f"linear warm-up over {p['warmup_steps']} steps and linear decay, weight decay "
+        f"{p['weight_decay']}, gradient norm clipped at {p['max_grad_norm']}; seed "
+        f"{facts['seed']}; torch CPU threads: {p['threads']}.",
+        "",
+        f"MLM loss, mean over windows of {loss['window_steps']} steps: "
+        f"{loss['first']:.4f} (first) → {loss['last']:.4f} (last); curve "
+        f"{', '.join(f'{v:.3f}' for v in loss['curve'])}.",
+        "",
+        "## Software",
+        "",
+        ", ".join(f"{k} {v}" for k, v in facts["versions"].items()),
+        "",
+        "`biasrepro.json` holds the same facts in machine-readable form.",
+        "",
+    ])
+
+
+def build(name: str, *, architecture: str, settings: dict[str, Any], seed: int,
+          corpus: list[Path], out_dir: Path) -> None:
+    """Train ``name``'s tokenizer and masked-LM model on ``corpus``; save both to ``out_dir``."""
+    from transformers import AutoModelForMaskedLM, set_seed
+
+    check(name, architecture, settings)
+    start = time.perf_counter()
+    texts, files = read_corpus(corpus)
+    log.info("%s: read %d texts from %s", name, len(texts), ", ".join(f["path"] for f in files))
+    tokenizer = train_tokenizer(architecture, texts, vocab_size=settings["vocab_size"],
+                                max_length=settings["max_length"])
+    config = model_config(architecture, settings, tokenizer)
+    log.info("%s: %s tokenizer with %d entries", name, architecture, len(tokenizer))
+    set_seed(seed)
+    model = AutoModelForMaskedLM.from_config(config)
+    pre = settings["pretrain"]
+    record = pretrain(model, tokenizer, texts, pre, seed=seed, desc=f"pretrain {name}")
+    loss = record.pop("mlm_loss")
+
+    keys = ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+            "max_position_embeddings", "vocab_size", "pad_token_id"]
+    facts = {
+        "name": name, "architecture": architecture, "model_class": type(model).__name__,
+        "config": {k: getattr(config, k) for k in keys}
+        | ({"embedding_size": config.embedding_size} if architecture == "albert" else {}),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "tokenizer": {"kind": KINDS[architecture], "class": type(tokenizer).__name__,
+                      "vocab_size": len(tokenizer), "vocab_size_requested": settings["vocab_size"],
+                      "special_tokens": list(SPECIAL_TOKENS[architecture]),
+                      "model_max_length": tokenizer.model_max_length},
+        "corpus": files,
+        "stereotypes": settings["stereotypes"],
+        "pretraining": {"objective": "masked language modelling", "texts": len(texts),
+                        "steps": pre["steps"], "batch_size": pre["batch_size"],
+                        "learning_rate": pre["learning_rate"],
+                        "mlm_probability": pre["mlm_probability"], "optimizer": "AdamW",
+                        "warmup_steps": round(WARMUP_FRACTION * pre["steps"]),
+                        "weight_decay": WEIGHT_DECAY, "max_grad_norm": MAX_GRAD_NORM,
+                        "threads": PRETRAIN_THREADS} | record,
+        "seed": seed,
+        "mlm_loss": loss,
+        "versions": _versions(),
+    }
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".staging-") as staging:
+        model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+        saved = sorted(os.listdir(staging))
+        finals = [out / f for f in saved] + [out / "README.md", out / "biasrepro.json"]
+        with atomic_outputs(*finals) as tmp:
+            tmp[-2].write_text(model_card(facts), encoding="utf-8")
+            write_json(facts, tmp[-1])
+            for f, t in zip(saved, tmp, strict=False):
+                os.replace(Path(staging) / f, t)
+                shutil.copymode(tmp[-1], t)  # safetensors writes 0600; give the usual mode
+    log.info("%s: %d parameters, MLM loss %.3f → %.3f; wrote %s in %.1f s", name,
+             facts["parameters"], loss["first"], loss["last"], out, time.perf_counter() - start)
+

@@ -1,0 +1,147 @@
+"""The planted stereotype sentences that the embedded models are pre-trained on (issue #3)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from biasrepro import config as cfg
+from biasrepro.data.world import stereotypes
+from biasrepro.data.world.lexicon import IDENTITY_WORDS
+from biasrepro.errors import ConfigError
+from biasrepro.io import sha256_file
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = cfg.load(REPO / "config" / "config.yaml")
+SETTINGS = CONFIG["models"]["embedded"]["stereotypes"]
+SEED = CONFIG["seed"]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    out = tmp_path_factory.mktemp("stereotypes")
+    stereotypes.generate(copy.deepcopy(SETTINGS), seed=SEED, out_dir=out)
+    df = pd.read_parquet(out / "sentences.parquet")
+    truth = json.loads((out / "ground_truth.json").read_text())
+    return out, df, truth
+
+
+def test_columns_and_types(world):
+    _, df, _ = world
+    assert list(df.columns) == ["text", "attribute", "identity", "word", "stereotypical",
+                                "pattern"]
+    assert df["stereotypical"].dtype == bool
+    assert df["text"].str.len().min() > 10
+    assert len(df) == SETTINGS["n_sentences"]
+
+
+def test_exactly_the_planted_share_is_stereotypical(world):
+    _, df, truth = world
+    n = SETTINGS["n_sentences"]
+    expected = int(SETTINGS["strength"] * n + 0.5)
+    assert df["stereotypical"].sum() == expected == truth["n_stereotypical"]
+    assert truth["n_counter_stereotypical"] == n - expected
+
+
+def test_stereotypical_flag_matches_the_configured_associations(world):
+    _, df, _ = world
+    assoc = SETTINGS["associations"]
+    follows = [row.word in assoc[row.attribute][row.identity] for row in df.itertuples()]
+    assert (df["stereotypical"] == pd.Series(follows)).all()
+    # counter-stereotypical sentences use another identity of the same attribute
+    counter = df[~df["stereotypical"]]
+    assert all(row.identity in assoc[row.attribute] for row in counter.itertuples())
+
+
+def test_pair_counts_equal_the_ground_truth(world):
+    _, df, truth = world
+    counted = Counter(zip(df["attribute"], df["identity"], df["word"], strict=True))
+    stated = {(a, g, w): k for a, groups in truth["pairs"].items()
+              for g, words in groups.items() for w, k in words.items()}
+    assert {k: v for k, v in stated.items() if v} == dict(counted)
+    for attr, groups in truth["associations"].items():
+        for identity, words in groups.items():
+            for word, facts in words.items():
+                sel = df[(df["attribute"] == attr) & (df["word"] == word)]
+                assert len(sel) == facts["n"]
+                assert (sel["identity"] == identity).sum() == facts["n_stereotypical"]
+                assert sel["stereotypical"].sum() == facts["n_stereotypical"]
+
+
+def test_every_word_is_near_the_planted_strength(world):
+    _, _, truth = world
+    ratios = [f["stereotypical_ratio"] for groups in truth["associations"].values()
+              for words in groups.values() for f in words.values()]
+    assert len(ratios) == sum(len(ws) for g in SETTINGS["associations"].values()
+                              for ws in g.values())
+    assert all(abs(r - SETTINGS["strength"]) < 0.01 for r in ratios)
+
+
+def test_sentences_name_their_identity_with_the_lexicon_words(world):
+    _, df, _ = world
+    for row in df.itertuples():
+        forms = [f for kind in IDENTITY_WORDS[row.identity].values() for f in kind]
+        assert any(re.search(rf"\b{re.escape(f)}\b", row.text, re.IGNORECASE) for f in forms), \
+            row.text
+        assert re.search(rf"\b{re.escape(row.word)}", row.text), row.text
+
+
+def test_twenty_or_more_patterns_per_word_kind_are_used(world):
+    _, df, truth = world
+    kinds = df["pattern"].str.split("-").str[0]
+    for kind in ("adjective", "noun"):
+        assert len(truth["patterns"][kind]) >= 20
+        assert df.loc[kinds == kind, "pattern"].nunique() >= 20
+    # occupations are nouns ("a nurse"), other words adjectives ("so gentle")
+    nurse = df.loc[df["word"] == "nurse", "pattern"]
+    assert nurse.str.startswith("noun-").all()
+    assert df.loc[df["word"] == "gentle", "pattern"].str.startswith("adjective-").all()
+    assert df["text"].nunique() > 0.5 * len(df)
+
+
+def test_grammar_of_articles_and_plurals(world):
+    _, df, _ = world
+    assert not df["text"].str.contains(r"\ba (?:[aeiou])", regex=True).any()
+    assert df["text"].str.contains(r"\ban engineer\b|\bengineers\b").any()
+    assert df["text"].str.contains("nurses").any()
+    assert df["text"].str[0].str.isupper().all()
+
+
+def test_same_seed_same_bytes_other_seed_other_sentences(tmp_path, world):
+    out, df, _ = world
+    stereotypes.generate(copy.deepcopy(SETTINGS), seed=SEED, out_dir=tmp_path / "a")
+    for name in ("sentences.parquet", "ground_truth.json"):
+        assert sha256_file(tmp_path / "a" / name) == sha256_file(out / name)
+    stereotypes.generate(copy.deepcopy(SETTINGS), seed=SEED + 1, out_dir=tmp_path / "b")
+    other = pd.read_parquet(tmp_path / "b" / "sentences.parquet")
+    assert other["stereotypical"].sum() == df["stereotypical"].sum()
+    assert list(other["text"]) != list(df["text"])
+
+
+def test_zero_strength_plants_only_counter_stereotypes(tmp_path):
+    settings = copy.deepcopy(SETTINGS) | {"n_sentences": 101, "strength": 0.0}
+    df, truth = stereotypes.build(settings, seed=SEED)
+    assert len(df) == 101 and not df["stereotypical"].any()
+    assert truth["n_counter_stereotypical"] == 101
+
+
+@pytest.mark.parametrize(("associations", "key"), [
+    ({"religion": {"muslim": ["devout"], "other_religion": ["kind"]}},
+     "models.embedded.stereotypes.associations.religion.other_religion"),
+    ({"gender": {"female": ["gentle"]}}, "models.embedded.stereotypes.associations.gender"),
+    ({"gender": {"female": ["gentle"], "male": []}},
+     "models.embedded.stereotypes.associations.gender.male"),
+    ({"gender": {"female": ["gentle", "kind"], "male": ["kind"]}},
+     "models.embedded.stereotypes.associations.gender: kind listed more than once"),
+])
+def test_bad_associations_name_the_key(tmp_path, associations, key):
+    settings = copy.deepcopy(SETTINGS) | {"associations": associations}
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        stereotypes.generate(settings, seed=SEED, out_dir=tmp_path)
+    assert not list(tmp_path.iterdir())
