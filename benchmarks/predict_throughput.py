@@ -10,7 +10,7 @@ BiasFinder §3-4), score the same texts with the same model three ways, in one r
 
 It checks that the three agree on every probability and prints texts/s and the ratios.
 The default model is a randomly initialised BERT of the embedded size (hidden 64, 2 layers,
-WordPiece vocabulary of 4,000 built from the workload, max length 128); ``--model DIR``
+WordPiece vocabulary of 4,000 trained on the workload, max length 128); ``--model DIR``
 takes any saved classifier instead. Seeded; run ``python benchmarks/predict_throughput.py``.
 """
 
@@ -21,25 +21,11 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import torch
-from tokenizers import (
-    Tokenizer,
-    decoders,
-    models,
-    normalizers,
-    pre_tokenizers,
-    processors,
-)
-from transformers import (
-    BertConfig,
-    BertForSequenceClassification,
-    BertTokenizerFast,
-    pipeline,
-)
+from transformers import BertConfig, BertForSequenceClassification, pipeline
 
 from biasrepro.data.world.lexicon import (
     FILM_ASPECTS,
@@ -56,6 +42,7 @@ from biasrepro.data.world.lexicon import (
 )
 from biasrepro.models.load import load_classifier, resolve
 from biasrepro.models.predict import score_texts
+from biasrepro.models.tokenizers import train_tokenizer
 
 #: sentence frames; {name} and the pronoun slots are what a gender mutant changes
 FRAMES = (
@@ -126,34 +113,9 @@ def mutants(rng: random.Random, tmpls: list[str], per_template: int) -> list[str
     return texts
 
 
-def wordpiece_vocab(texts: list[str], size: int, specials: list[str]) -> dict[str, int]:
-    """Specials, every character (alone and as ``##`` continuation), then the most frequent
-    words (ties by spelling) up to ``size``: a deterministic WordPiece vocabulary (the
-    ``tokenizers`` trainer breaks ties differently from run to run)."""
-    normalizer = normalizers.BertNormalizer(lowercase=True)
-    pre = pre_tokenizers.BertPreTokenizer()
-    counts: Counter[str] = Counter(
-        w for t in texts for w, _ in pre.pre_tokenize_str(normalizer.normalize_str(t)))
-    chars = sorted({c for w in counts for c in w})
-    pieces = [*specials, *chars, *(f"##{c}" for c in chars)]
-    words = sorted((w for w in counts if len(w) > 1), key=lambda w: (-counts[w], w))
-    pieces += words[:max(0, size - len(pieces))]
-    return {p: i for i, p in enumerate(pieces)}
-
-
 def tiny_bert(texts: list[str], out_dir: Path, seed: int, max_length: int) -> Path:
-    """A random BERT of the embedded size with a WordPiece tokenizer built on ``texts``."""
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(wordpiece_vocab(texts, 4000, specials), unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-    tok.decoder = decoders.WordPiece()
-    tokenizer = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                                  cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
-                                  model_max_length=max_length)
+    """A random BERT of the embedded size with the project's WordPiece tokenizer on ``texts``."""
+    tokenizer = train_tokenizer("bert", texts, vocab_size=4000, max_length=max_length)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=64, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=128,
                         max_position_embeddings=max_length, num_labels=2,

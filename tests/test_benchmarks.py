@@ -1,0 +1,30 @@
+"""The benchmark scripts run (on small sizes); their speed is measured, never asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def _run(script: str, *args: str) -> str:
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_predict_throughput_reports_ratios() -> None:
+    out = _run("predict_throughput.py", "--templates", "12", "--mutants-per-template", "5")
+    assert "ratio vs pipeline loop:" in out and "max |probability difference|" in out
+
+
+def test_gpu_check_runs_small_on_cpu(tmp_path: Path) -> None:
+    _run("gpu_check.py", "--small", "--epochs", "1", "--score", "500",
+         "--out", str(tmp_path / "g.json"))
+    figures = json.loads((tmp_path / "g.json").read_text())
+    assert figures["scored_texts"] == 500 and figures["train_steps"] > 0
+    assert figures["train_samples_per_s"] > 0 and figures["score_texts_per_s"] > 0
