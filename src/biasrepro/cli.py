@@ -317,10 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     pt.set_defaults(func=_pretrain)
 
     ft = sub.add_parser("finetune", help="fine-tune a model for sequence classification",
-                        description="Fine-tune a registered model, local directory or Hub id "
-                        "on a Parquet of `text` and `label` (0/1); resumes from its last "
-                        "checkpoint when interrupted.")
-    ft.add_argument("--model", required=True)
+                        description="Fine-tune a model of models.registry (embedded, a local "
+                        "directory or a Hub id at a revision) on a Parquet of `text` and "
+                        "`label` (0/1); resumes from its last checkpoint when interrupted.")
+    ft.add_argument("--model", required=True, help="a name in models.registry")
     ft.add_argument("--task", required=True, choices=["sentiment", "toxicity"])
     ft.add_argument("--train", type=Path, required=True)
     ft.add_argument("--validation", type=Path, default=None)
