@@ -20,7 +20,7 @@ from typing import Any
 
 from biasrepro import __version__
 from biasrepro import config as cfg
-from biasrepro.errors import BiasreproError, ConfigError, DataError
+from biasrepro.errors import BiasreproError, ConfigError
 
 log = logging.getLogger("biasrepro")
 
@@ -213,14 +213,12 @@ def _predict(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from biasrepro.data.tables import require_columns
     from biasrepro.io import atomic_outputs, write_json
     from biasrepro.metrics.classification import classification_metrics
 
     df = pd.read_parquet(args.predictions)
-    for col in ("label", "prob"):
-        if col not in df.columns:
-            raise DataError(f"missing column; found {list(df.columns)}", file=args.predictions,
-                            column=col)
+    require_columns(list(df.columns), ["label", "prob"], file=args.predictions)
     with atomic_outputs(args.out) as (tmp,):
         write_json(classification_metrics(df["label"], df["prob"]), tmp)
 

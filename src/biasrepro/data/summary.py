@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from biasrepro.data.tables import require_columns
 from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
@@ -26,10 +27,7 @@ def _read(path: Path, columns: list[str]) -> pd.DataFrame:
     if not path.exists():
         raise DataError("prepared file is missing (run the data stage first)", file=path)
     df = pd.read_parquet(path)
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise DataError(f"missing column(s) {missing}; found {list(df.columns)}", file=path,
-                        column=missing[0])
+    require_columns(list(df.columns), columns, file=path)
     return df
 
 
