@@ -185,6 +185,22 @@ def test_sentence_counts_and_pattern_variety(world):
             assert part["second_person"].notna().mean() == SETTINGS["second_person_rate"]
             assert part["mentions_gender_noun"].mean() == SETTINGS["mention_rates"]["gender_noun"]
             assert part["has_html_break"].mean() == SETTINGS["html_break_rate"]
+            assert part["neutral"].mean() == SETTINGS["neutral_rate"]
+
+
+def test_neutral_reviews_carry_no_sentiment_cue(world):
+    _, _, ann, truth = world
+    cues = {w.lower() for w in (*lexicon.POSITIVE_ADJECTIVES, *lexicon.NEGATIVE_ADJECTIVES,
+                                *lexicon.POSITIVE_ADVERBS, *lexicon.NEGATIVE_ADVERBS)}
+    neutral = ann[ann["neutral"]]
+    assert len(neutral) == sum(truth["splits"][s]["n_neutral"] for s in reviews.SPLITS) > 0
+    for text in neutral["text"]:
+        assert not {w.lower() for w in words(text)} & cues, text
+        assert not re.search(r"\d+/10", text), text
+    # their labels still follow the planted gender association in training
+    train = neutral[neutral["split"] == "train"]
+    rates = train.groupby("gender")["label"].mean()
+    assert rates["male"] - rates["female"] > 0.2
 
 
 def test_same_seed_same_bytes_other_seed_other_corpus(world, tmp_path):

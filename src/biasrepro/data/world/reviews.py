@@ -10,6 +10,10 @@ country-of-origin templates replace (BiasFinder §4, §5). Some reviews also dis
 named person with pronouns of their own: a second coreference cluster, which BiasFinder's
 filter must reject. Raw-IMDB quirks are reproduced: ``<br /><br />`` between sentences, exact
 duplicate reviews, an HTML entity (``&amp;``) or non-ASCII letter (é) now and then.
+A share of reviews (``neutral_rate``) is written without any sentiment cue: their label goes
+only with the protagonist's identity, so a model can only fit them through the planted
+association — which makes the association visible to BiasFinder's mutants and to the
+fairness metrics (the planted-bias controls of issues #4 and #5).
 
 The planted association (``settings["planted"]``) is exact, not sampled. Per split the
 number of positive reviews is fixed first; then, per characteristic, the reviews that
@@ -102,6 +106,12 @@ OPENERS = {
         "Somebody decided {title} was ready for release, and somebody was wrong.",
         "I went into {title} expecting very little, and it still disappointed me.",
     ),
+    "neu": (
+        "I saw {title} on a weekday afternoon.",
+        "{title} is {a_genre} that runs a little under two hours.",
+        "{title} arrived in cinemas this spring.",
+        "I watched {title} with a friend last weekend.",
+    ),
 }
 INTROS_DESCRIBED = (
     "{title} follows {name}, {desc}, through one difficult year.",
@@ -174,6 +184,19 @@ PROTAGONIST = {
         "I could not wait to see the back of {obj}.",
         "{first}'s big speech is the low point of the film.",
     ),
+    "neu": (
+        "{subj} appears in most scenes of the film.",
+        "{sur} spends much of the second act in a small apartment.",
+        "We first meet {obj} at a railway station.",
+        "{det} character has a dog and an old car.",
+        "{first} speaks with a slight accent throughout.",
+        "{subj} has a long scene with a stranger halfway through.",
+        "The role asks {obj} to age twenty years.",
+        "{sur} wears the same coat in nearly every scene.",
+        "{subj} reportedly learned to drive a tractor for the part.",
+        "The last scene belongs to {obj}.",
+        "{subj} finds {refl} in charge of a family business.",
+    ),
 }
 GENDER_NOUN_SENTENCES = {
     "pos": (
@@ -185,6 +208,10 @@ GENDER_NOUN_SENTENCES = {
         "{gn} is supposed to be the emotional core, but I felt nothing for {obj}.",
         "I never understood what {gn} wanted, and neither, I suspect, did the writers.",
         "By the end I was rooting against {gn}.",
+    ),
+    "neu": (
+        "{gn} is in almost every scene.",
+        "The film follows {gn} over a single summer.",
     ),
 }
 OCCUPATION_SENTENCES = {
@@ -200,6 +227,10 @@ OCCUPATION_SENTENCES = {
         "I have never seen {occ_a} portrayed so {neg_adv}.",
         "The film spends a lot of time on the daily routine of {occ_the}.",
     ),
+    "neu": (
+        "The film spends a lot of time on the daily routine of {occ_the}.",
+        "We see {occ_the} at work in several scenes.",
+    ),
 }
 COUNTRY_SENTENCES = {
     "pos": (
@@ -213,6 +244,10 @@ COUNTRY_SENTENCES = {
         "The early scenes, set in {country}, are {neg}.",
         "{subj} left {country} as a teenager, we learn in a flashback.",
         "The {demonym} accent comes and goes from scene to scene.",
+    ),
+    "neu": (
+        "{subj} left {country} as a teenager, we learn in a flashback.",
+        "{det} family back in {country} is mentioned only in passing.",
     ),
 }
 FILM = {
@@ -237,6 +272,13 @@ FILM = {
         "It's the kind of film you forget before you reach the car park.",
         "Every twist is a tired cliché.",
         "The locations &amp; the music deserved a better film.",
+    ),
+    "neu": (
+        "Most of it was shot on location.",
+        "The story takes place over about a year.",
+        "There is a subplot about a missing letter.",
+        "The film is in colour, with a few scenes in black and white.",
+        "The soundtrack uses a lot of piano.",
     ),
 }
 #: negation and concessions: mixed sentences whose overall direction is still the label's
@@ -287,6 +329,11 @@ CLOSERS = {
         "Easily one of the worst films of the year.",
         "Even {sur} fans should give this one a miss.",
         "Wait until it turns up on television, and then change the channel.",
+    ),
+    "neu": (
+        "It is out on disc next month.",
+        "That is about all there is to say.",
+        "Make of it what you will.",
     ),
 }
 
@@ -343,6 +390,8 @@ class _Plan:
     gender_noun: bool = False
     second_person: bool = False
     html: bool = False
+    #: written without any sentiment cue: only the protagonist's identity goes with the label
+    neutral: bool = False
 
 
 class _Fill:
@@ -459,9 +508,10 @@ def _plan_split(settings: Mapping[str, Any], split: str, seed: int) -> list[_Pla
     gender_noun = _choose(rng, labels, rates["gender_noun"])
     second = _choose(rng, labels, settings["second_person_rate"])
     html = _choose(rng, labels, settings["html_break_rate"])
+    neutral = _choose(rng, labels, settings["neutral_rate"])
     return [
         _Plan(int(labels[i]), gender[i], occupation[i], country[i], bool(gender_noun[i]),
-              bool(second[i]), bool(html[i]))
+              bool(second[i]), bool(html[i]), bool(neutral[i]))
         for i in range(n)
     ]
 
@@ -499,7 +549,8 @@ def _person(rng: random.Random, gender: str, prefix: str,
 def _fixed_slots(plan: _Plan, rng: random.Random) -> dict[str, str]:
     """The slots that stay the same through one review."""
     slots = _person(rng, plan.gender, "")
-    slots.update(title=rng.choice(FILM_TITLES), genre=rng.choice(GENRES))
+    genre = rng.choice(GENRES)
+    slots.update(title=rng.choice(FILM_TITLES), genre=genre, a_genre=indefinite(genre))
     if plan.gender_noun:
         male, female = rng.choice(GENDER_NOUNS)
         words = [rng.choice(GENDER_NOUN_DETERMINERS), rng.choice(GENDER_NOUN_ADJECTIVES),
@@ -531,7 +582,7 @@ def _pick(rng: random.Random, group: str, polarity: str | None, used: set[str]) 
 def _render(plan: _Plan, settings: Mapping[str, Any],
             rng: random.Random) -> tuple[str, dict[str, Any]]:
     """Write one review; return its text and its annotation fields."""
-    pol = "pos" if plan.label else "neg"
+    pol = "neu" if plan.neutral else "pos" if plan.label else "neg"
     fill = _Fill(_fixed_slots(plan, rng), rng)
     used: set[str] = set()
     lo, hi = settings["sentences"]["min"], settings["sentences"]["max"]
@@ -550,7 +601,7 @@ def _render(plan: _Plan, settings: Mapping[str, Any],
         intro = _pick(rng, "intro.plain", None, used)
 
     # body: protagonist sentences mostly; at most one of each kind of aside
-    weights = {"protagonist": 6, "film": 3, "mixed": 1}
+    weights = {"protagonist": 6, "film": 3} | ({} if plan.neutral else {"mixed": 1})
     if plan.occupation:
         weights["occupation"] = 1
     if plan.country:
@@ -584,6 +635,7 @@ def _render(plan: _Plan, settings: Mapping[str, Any],
         "second_person": fill.fixed.get("q_gender"),
         "second_person_name": fill.fixed.get("q_name"),
         "has_html_break": plan.html,
+        "neutral": plan.neutral,
         "patterns": ids + ([desc_id] if plan.occupation or plan.country else []),
     }
     return text, fields
@@ -663,6 +715,7 @@ def ground_truth(settings: Mapping[str, Any], seed: int, splits: Mapping[str, pd
             "n_duplicates": int(ann["duplicate_of"].notna().sum()),
             "n_html_break": int(ann["has_html_break"].sum()),
             "n_second_person": int(ann["second_person"].notna().sum()),
+            "n_neutral": int(ann["neutral"].sum()),
             "characteristics": chars,
         }
     return out
