@@ -1,0 +1,6 @@
+"""Parsing and coreference shared by BiasFinder's three template engines (issue #4, items 1–2).
+
+:mod:`biasrepro.nlp.parse` runs the spaCy pipeline over a corpus once and caches the parses
+with their coreference clusters; :mod:`biasrepro.nlp.coref` puts a rule-based backend and
+fastcoref behind one interface that returns clusters as character spans.
+"""

