@@ -1,0 +1,113 @@
+"""Template generation driver over the characteristics (BiasFinder §3 Fig. 5, issue #4 item 3).
+
+Runs one characteristic's generator (Algorithm 1, 2 or 3) over parsed documents and builds
+the templates table of the contract. Identical template texts are kept once, the first by
+input order (duplicate reviews inflated the original's counts; biasfinder-original.md §7.9).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from biasrepro.biasfinder.placeholders import Candidate, keys
+from biasrepro.data.tables import require_columns
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import atomic_outputs, write_parquet
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+    from biasrepro.biasfinder.wordlists import Wordlists
+
+log = logging.getLogger(__name__)
+
+CHARACTERISTICS = ("gender", "occupation", "country")
+COLUMNS = ("template_id", "characteristic", "doc_id", "label", "original", "template",
+           "original_class", "placeholders")
+
+
+def _generator(characteristic: str) -> Callable[[Doc, Wordlists], list[Candidate]]:
+    if characteristic == "gender":
+        from biasrepro.biasfinder.gender import gender_templates
+        return gender_templates
+    if characteristic == "occupation":
+        from biasrepro.biasfinder.occupation import occupation_templates
+        return occupation_templates
+    if characteristic == "country":
+        from biasrepro.biasfinder.country import country_templates
+        return country_templates
+    raise ConfigError(f"unknown BiasFinder characteristic {characteristic!r} "
+                      f"(expected one of {', '.join(CHARACTERISTICS)})")
+
+
+def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
+             max_templates: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The templates table for ``characteristic`` over parsed ``docs``, sorted by template_id.
+
+    Each doc carries ``user_data["biasrepro"]`` with ``id``, ``label`` and ``coref``. A doc
+    yielding several templates gets ids ``{characteristic}-{doc_id}-{k}`` (k from 1). With
+    ``max_templates`` a seeded uniform sample of that many templates is kept.
+    """
+    make = _generator(characteristic)
+    if max_templates is not None and max_templates < 0:
+        raise ConfigError(f"max_templates must be >= 0, not {max_templates}")
+    rows = []
+    for doc in docs:
+        meta = doc.user_data["biasrepro"]
+        found = make(doc, wordlists)
+        for k, cand in enumerate(found, start=1):
+            suffix = f"-{k}" if len(found) > 1 else ""
+            rows.append({
+                "template_id": f"{characteristic}-{meta['id']}{suffix}",
+                "characteristic": characteristic,
+                "doc_id": str(meta["id"]),
+                "label": int(meta["label"]),
+                "original": doc.text,
+                "template": cand.template,
+                "original_class": cand.original_class,
+                "placeholders": ",".join(keys(cand.template)),
+            })
+    df = pd.DataFrame(rows, columns=list(COLUMNS)).astype(
+        {c: "int64" if c == "label" else "str" for c in COLUMNS})
+    dup_id = df["template_id"].duplicated()
+    if dup_id.any():
+        raise DataError(f"duplicate document id gives template id "
+                        f"{df['template_id'][dup_id].iloc[0]!r}", column="doc_id")
+    found_n = len(df)
+    df = df.drop_duplicates("template", keep="first")
+    df = df.sort_values("template_id", kind="stable").reset_index(drop=True)
+    log.info("%s templates: %d from %d documents (yield %.1f%%), %d duplicate texts dropped",
+             characteristic, len(df), len(docs), 100 * len(df) / max(len(docs), 1),
+             found_n - len(df))
+    if max_templates is not None and len(df) > max_templates:
+        keep = np.sort(np.random.default_rng(seed).choice(len(df), max_templates,
+                                                          replace=False))
+        df = df.iloc[keep].reset_index(drop=True)
+        log.info("%s templates: sampled %d (seed %d)", characteristic, len(df), seed)
+    return df
+
+
+def write_templates(df: pd.DataFrame, path: str | Path) -> None:
+    """Write a templates table atomically as Parquet (contract column order)."""
+    require_columns(list(df.columns), COLUMNS, file=path)
+    with atomic_outputs(path) as (tmp,):
+        write_parquet(df[list(COLUMNS)], tmp)
+
+
+def read_templates(path: str | Path) -> pd.DataFrame:
+    """Read a templates table; DataError naming the file (and a missing column)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("templates file not found", file=path)
+    try:
+        df = pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise DataError(f"not a readable Parquet templates table ({e})", file=path) from None
+    require_columns(list(df.columns), COLUMNS, file=path)
+    return df
