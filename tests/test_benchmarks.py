@@ -28,3 +28,8 @@ def test_gpu_check_runs_small_on_cpu(tmp_path: Path) -> None:
     figures = json.loads((tmp_path / "g.json").read_text())
     assert figures["scored_texts"] == 500 and figures["train_steps"] > 0
     assert figures["train_samples_per_s"] > 0 and figures["score_texts_per_s"] > 0
+
+
+def test_biasfinder_templates_benchmark_compares_with_the_naive_path() -> None:
+    out = _run("biasfinder_templates.py", "--n", "40", "--n-process", "1", "--batch-size", "8")
+    assert "speed-up:" in out and "identical templates: True" in out

