@@ -164,3 +164,23 @@ def test_bad_input_is_one_error_line_and_no_output(steps: Path, tmp_path: Path, 
     assert len(errors) == 1 and err[-1] == errors[0] and expected in errors[0], err
     assert not out.exists()
     assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_truncation_that_cuts_off_the_placeholders_is_recorded(steps: Path) -> None:
+    from biasrepro.biasfinder.btc import truncation_counts
+    from biasrepro.models.predict import input_groups
+
+    counts = pd.read_parquet(steps / "counts-occupation.parquet")
+    # short reviews: the placeholders survive truncation (mutants may still coincide where
+    # the tiny test tokenizer maps two occupations to the same unknown token)
+    assert counts["distinct_inputs"].between(2, counts["n_mutants"]).all()
+    summary = json.loads((steps / "summary-occupation.json").read_text())
+    assert summary["occupation"]["templates_truncated_alike"] == 0
+    # at 6 tokens, mutants that differ only after the sixth token become one input
+    texts = ["the film was slow and the nurse was kind",
+             "the film was slow and the pilot was kind",
+             "the nurse was kind and the film was slow"]
+    groups = input_groups(steps / "model", texts, max_length=6)
+    assert groups[0] == groups[1] != groups[2]
+    mutants = pd.DataFrame({"template_id": ["t1", "t1", "t2"], "text": texts})
+    assert truncation_counts(mutants, groups)["distinct_inputs"].tolist() == [1, 1]

@@ -288,6 +288,21 @@ def btc_pairs(scored: pd.DataFrame, *, aligned_only: bool = False) -> pd.DataFra
     return out[PAIR_COLUMNS]
 
 
+def truncation_counts(mutants: pd.DataFrame, groups: np.ndarray) -> pd.DataFrame:
+    """Per template, ``distinct_inputs``: how many different inputs its mutants become
+    after the model's tokenization and truncation (``groups`` from
+    :func:`biasrepro.models.predict.input_groups`, one per mutant row). A template with one
+    distinct input had its placeholders cut off: its mutants cannot disagree, yet the
+    original counted them (biasfinder-original.md §7, pitfall 10)."""
+    if len(groups) != len(mutants):
+        raise DataError(f"{len(groups)} model inputs for {len(mutants)} mutants")
+    frame = pd.DataFrame({"template_id": mutants["template_id"].astype(str).to_numpy(),
+                          "group": np.asarray(groups)})
+    out = frame.groupby("template_id", sort=True)["group"].nunique()
+    return pd.DataFrame({"template_id": out.index.astype(str),
+                         "distinct_inputs": out.to_numpy(np.int64)})
+
+
 # -- Table 4 --------------------------------------------------------------------------------
 
 #: the integer counts of a Table-4 row; the two rates follow from them

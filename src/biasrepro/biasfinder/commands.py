@@ -146,6 +146,18 @@ def _btc(args: argparse.Namespace) -> None:
     rows = btc.summarize(table, counts)
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
             "method": args.method, "threshold": threshold}
+    if args.model is not None:
+        from biasrepro.models.predict import input_groups
+
+        inputs = btc.truncation_counts(muts, input_groups(args.model, muts["text"].tolist()))
+        counts = counts.merge(inputs, on="template_id", how="left", validate="one_to_one")
+        alike = counts.loc[counts["distinct_inputs"] == 1, "characteristic"].value_counts()
+        for row in rows:
+            row["templates_truncated_alike"] = int(
+                alike.sum() if row["characteristic"] == "total"
+                else alike.get(row["characteristic"], 0))
+        log.info("templates whose mutants the model sees as one input (placeholders cut off "
+                 "by truncation): %d of %d", int(alike.sum()), len(counts))
     btc.write_btc(pairs, counts, [{**meta, **r} for r in rows], pairs_path=args.out_pairs,
                   counts_path=args.out_counts, summary_json=args.out_summary)
 
@@ -265,7 +277,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--templates", type=Path, required=True)
     b.add_argument("--mutants", type=Path, required=True)
     b.add_argument("--predictions", type=Path, default=None)
-    b.add_argument("--model", default=None, help="a model directory or Hub id to score with")
+    b.add_argument("--model", default=None,
+                   help="a model directory or Hub id: scores the mutants, or with "
+                   "--predictions only checks which templates truncation cuts off")
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
     b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
     settings_arg(b, required=False)

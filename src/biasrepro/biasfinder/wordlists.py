@@ -48,9 +48,6 @@ class Wordlists:
         """``male``/``female`` for a (singular) gender noun in any letter case, else None."""
         return self._noun_gender.get(word.lower())  # type: ignore[attr-defined]
 
-    def is_occupation(self, phrase: str) -> bool:
-        return any(occ == phrase.lower() for _, occ in self.occupations)
-
 
 def _read(path: Path, columns: list[str]) -> pd.DataFrame:
     if not path.is_file():

@@ -319,14 +319,7 @@ def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | N
     length = _max_length(clf, max_length)
     if not texts:
         return np.zeros(0, dtype=np.float64), (0, 0, 0, 0)
-    enc = tokenizer(texts, truncation=True, max_length=length, return_attention_mask=False)
-    features = [k for k in ("input_ids", "token_type_ids") if k in enc]
-    # one distinct model input per distinct token sequence (texts truncated alike merge)
-    keys = [tuple(tuple(enc[k][i]) for k in features) for i in range(len(texts))]
-    distinct: dict[tuple[tuple[int, ...], ...], int] = {}
-    text_input = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys),
-                             dtype=np.int64, count=len(keys))
-    inputs = list(distinct)
+    text_input, inputs, features = _distinct_inputs(tokenizer, texts, length)
     # longest first; ties by content, so the batches do not depend on the input order
     order = sorted(range(len(inputs)), key=lambda j: (-len(inputs[j][0]), inputs[j]))
     lengths = [len(inputs[j][0]) for j in order]
@@ -354,6 +347,35 @@ def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | N
     probs[order] = torch.cat(sorted_probs).cpu().numpy()
     counts = (len(inputs), sum(lengths), sum((b - a) * p for a, b, p in plan), len(plan))
     return probs[text_input], counts
+
+
+def _distinct_inputs(tokenizer: Any, texts: list[str], length: int
+                     ) -> tuple[np.ndarray, list[tuple[tuple[int, ...], ...]], list[str]]:
+    """Tokenize and truncate ``texts``; one distinct model input per distinct token sequence
+    (texts truncated alike merge). Returns each text's input index, the inputs, and the
+    feature names they hold."""
+    enc = tokenizer(texts, truncation=True, max_length=length, return_attention_mask=False)
+    features = [k for k in ("input_ids", "token_type_ids") if k in enc]
+    keys = [tuple(tuple(enc[k][i]) for k in features) for i in range(len(texts))]
+    distinct: dict[tuple[tuple[int, ...], ...], int] = {}
+    text_input = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys),
+                             dtype=np.int64, count=len(keys))
+    return text_input, list(distinct), features
+
+
+def input_groups(model: ModelLike, texts: Sequence[str], *,
+                 max_length: int | None = None) -> np.ndarray:
+    """For each text, the index of the distinct input the model sees after tokenization and
+    truncation, exactly as :func:`predict_proba` builds it: texts that differ only beyond
+    the truncation point share one index. BiasFinder's mutants of one template that all
+    share an index cannot disagree (biasfinder-original.md §7, pitfall 10)."""
+    prepared = _prepare(model, "cpu")
+    if not isinstance(prepared, _Classifier):
+        raise ModelError("a predict callable has no tokenizer: model inputs are unknown")
+    texts = list(texts)
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    return _distinct_inputs(prepared.tokenizer, texts, _max_length(prepared, max_length))[0]
 
 
 def _pad(rows: list[tuple[tuple[int, ...], ...]], padded: int, features: list[str],
