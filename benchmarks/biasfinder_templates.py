@@ -8,7 +8,8 @@ the same documents, this builds the gender, occupation and country templates two
   three template generators;
 * the original tool's shape: the same, but every review parsed again for each
   characteristic (it ran three separate programs);
-* the project's path: :func:`biasrepro.nlp.parse.parse_corpus` — ``nlp.pipe`` batches in
+* the project's path: :func:`biasrepro.nlp.parse.parse_corpus` — texts without a word any
+  template needs (pronoun, gender noun, occupation) skipped, ``nlp.pipe`` batches in
   ``--n-process`` worker processes, coreference batched — then the same three generators.
 
 It checks that all paths give identical templates and prints documents/s and the ratio.
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     per_char_s = time.perf_counter() - start
 
     start = time.perf_counter()
-    docs = parse_corpus(frame, nlp, coref, batch_size=args.batch_size, n_process=args.n_process)
+    docs = parse_corpus(frame, nlp, coref, batch_size=args.batch_size, n_process=args.n_process,
+                        wordlists=lists)
     batched = all_templates(docs, lists)
     batched_s = time.perf_counter() - start
 

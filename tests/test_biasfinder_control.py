@@ -62,7 +62,8 @@ def test_planted_gender_association_raises_the_gender_btc_rate(tmp_path) -> None
                       tmp_path / "names.csv", header="control test")
     lists = wordlists.load(names=tmp_path / "names.csv")
     nlp = load_pipeline(bf["spacy_model"])
-    docs = parse_corpus(test.head(N_DOCS), nlp, RuleCoref(lists), batch_size=64, n_process=2)
+    docs = parse_corpus(test.head(N_DOCS), nlp, RuleCoref(lists), batch_size=64, n_process=2,
+                        wordlists=lists)
     found = templates.generate(docs, "gender", lists, max_templates=bf["max_templates"],
                                seed=CONFIG["seed"])
     muts = mutants.generate_mutants(found, lists, max_names=bf["max_names"])

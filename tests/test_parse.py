@@ -151,3 +151,17 @@ def test_parse_corpus_with_fastcoref_and_worker_processes(nlp, frame, tmp_path):
     assert any(clusters_of(d) for d in one)
     for doc in one:
         assert all(doc.char_span(s, e) is not None for c in clusters_of(doc) for s, e in c)
+
+
+def test_texts_no_template_can_come_from_are_not_parsed(nlp, coref):
+    frame = pd.DataFrame({
+        "id": ["a", "b", "c", "d"],
+        "text": ["The score is lovely and the ending works.",        # nothing to replace
+                 "Anna Berg is superb; she carries the film.",       # a pronoun
+                 "The film follows a retired surgeon.",              # an occupation
+                 "That young Woman steals every scene."],            # a gender noun
+        "label": [1, 1, 0, 1]})
+    kept = parse_corpus(frame, nlp, coref, wordlists=load())
+    assert [d.user_data["biasrepro"]["id"] for d in kept] == ["b", "c", "d"]
+    every = parse_corpus(frame, nlp, coref)
+    assert [d.text for d in every][1:] == [d.text for d in kept]

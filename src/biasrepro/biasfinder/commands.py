@@ -87,11 +87,12 @@ def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
     from biasrepro.nlp.parse import parse_corpus, read_corpus
 
     frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
+    lists = wordlists.load(directory=args.wordlists)
     coref = make_backend(_optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
-                         nlp, wordlists.load(directory=args.wordlists))
+                         nlp, lists)
     parse = _optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
     return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
-                        n_process=parse["n_process"])
+                        n_process=parse["n_process"], wordlists=lists)
 
 
 def _parse_cmd(args: argparse.Namespace) -> None:

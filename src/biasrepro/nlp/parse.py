@@ -11,6 +11,7 @@ again, biasfinder-original.md §7, pitfall 9).
 from __future__ import annotations
 
 import logging
+import re
 import time
 import zlib
 from functools import lru_cache
@@ -37,9 +38,11 @@ from biasrepro.io import atomic_outputs
 if TYPE_CHECKING:
     from spacy.language import Language
 
+    from biasrepro.biasfinder.wordlists import Wordlists
     from biasrepro.nlp.coref import FastCoref, RuleCoref
 
 log = logging.getLogger(__name__)
+_WORD = re.compile(r"[a-z]+")
 
 DELIMITERS = {".csv": ",", ".tsv": "\t"}
 KEY = "biasrepro"
@@ -113,13 +116,27 @@ def _read_delimited(path: Path, delimiter: str) -> pd.DataFrame:
     return pd.DataFrame([fields for _, fields in records[1:]], columns=header, dtype=object)
 
 
+def candidate_words(wordlists: Wordlists) -> frozenset[str]:
+    """The lowercase words at least one of which a text needs to yield any template: a
+    gendered pronoun or gender noun (gender and country templates need one to know the
+    person's gender) or the head word of an occupation."""
+    pronouns = {form for forms in wordlists.pronouns.values() for form in forms.values()}
+    nouns = {word for pair in wordlists.gender_nouns for word in pair}
+    occupations = {occupation.split()[-1] for _, occupation in wordlists.occupations}
+    return frozenset(pronouns | nouns | occupations)
+
+
 def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCoref, *,
-                 batch_size: int = 64, n_process: int = 1) -> list[Doc]:
+                 batch_size: int = 64, n_process: int = 1,
+                 wordlists: Wordlists | None = None) -> list[Doc]:
     """Parse the distinct texts of ``frame`` (columns id, text, label) and resolve coreference.
 
-    A repeated text is parsed once, under the id of its first row. Each document carries
-    ``user_data["biasrepro"] = {"id", "label", "coref"}`` (clusters as lists of
-    ``[start, end]`` character spans). The output does not depend on ``n_process``.
+    A repeated text is parsed once, under the id of its first row. With ``wordlists``, a
+    text without any of their :func:`candidate_words` is not parsed at all: no template of
+    any characteristic can come from it (on real IMDB reviews, about a quarter of them).
+    Each document carries ``user_data["biasrepro"] = {"id", "label", "coref"}`` (clusters
+    as lists of ``[start, end]`` character spans). The output does not depend on
+    ``n_process``.
     """
     require_columns(list(frame.columns), ["id", "text", "label"], file="<corpus>")
     if batch_size < 1 or n_process < 1:
@@ -129,6 +146,12 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     if len(unique) < len(frame):
         log.info("dropped %d repeated texts (kept the first row of each)",
                  len(frame) - len(unique))
+    if wordlists is not None:
+        words = candidate_words(wordlists)
+        keep = unique["text"].map(lambda t: not words.isdisjoint(_WORD.findall(t.lower())))
+        log.info("skipped %d of %d texts without a pronoun, gender noun or occupation word "
+                 "(no template can come from them)", int((~keep).sum()), len(unique))
+        unique = unique[keep.to_numpy(dtype=bool)]
     started = time.perf_counter()
     docs = list(nlp.pipe(unique["text"].tolist(), batch_size=batch_size, n_process=n_process))
     parsed = time.perf_counter()
