@@ -168,7 +168,7 @@ def test_bad_input_is_one_error_line_and_no_output(steps: Path, tmp_path: Path, 
 
 def test_truncation_that_cuts_off_the_placeholders_is_recorded(steps: Path) -> None:
     from biasrepro.biasfinder.btc import truncation_counts
-    from biasrepro.models.predict import input_groups
+    from biasrepro.models.predict import score_with_inputs
 
     counts = pd.read_parquet(steps / "counts-occupation.parquet")
     # short reviews: the placeholders survive truncation (mutants may still coincide where
@@ -180,7 +180,7 @@ def test_truncation_that_cuts_off_the_placeholders_is_recorded(steps: Path) -> N
     texts = ["the film was slow and the nurse was kind",
              "the film was slow and the pilot was kind",
              "the nurse was kind and the film was slow"]
-    groups = input_groups(steps / "model", texts, max_length=6)
+    _, groups = score_with_inputs(steps / "model", texts, max_length=6)
     assert groups[0] == groups[1] != groups[2]
     mutants = pd.DataFrame({"template_id": ["t1", "t1", "t2"], "text": texts})
     assert truncation_counts(mutants, groups)["distinct_inputs"].tolist() == [1, 1]

@@ -293,8 +293,13 @@ def test_predict_file_columns_dtypes_and_values(models, tmp_path) -> None:
     spec = resolve(models["bert"], None)
     predict_file(spec, tmp_path / "in.parquet", tmp_path / "out.parquet")
     out = pd.read_parquet(tmp_path / "out.parquet")
-    assert list(out.columns) == ["id", "label", "prob", "pred"]
+    assert list(out.columns) == ["id", "label", "prob", "pred", "input"]
     assert out["prob"].dtype == np.float64 and out["pred"].dtype == np.int64
+    # the distinct model input of each row: equal exactly where the texts are equal here
+    assert out["input"].dtype == np.int64
+    same_text = np.equal.outer(np.array(texts, dtype=object), np.array(texts, dtype=object))
+    np.testing.assert_array_equal(np.equal.outer(out["input"].to_numpy(),
+                                                 out["input"].to_numpy()), same_text)
     assert out["id"].tolist() == ids and out["label"].tolist() == labels
     np.testing.assert_array_equal(out["prob"], predict_proba(spec, texts))
     np.testing.assert_array_equal(out["pred"], (out["prob"] >= 0.5).astype(int))
@@ -308,7 +313,7 @@ def test_predict_file_other_text_column_without_id_or_label(models, tmp_path) ->
     pd.DataFrame({"sentence": ["good film", "bad film"]}).to_parquet(tmp_path / "in.parquet")
     predict_file(resolve(models["albert"], None), tmp_path / "in.parquet",
                  tmp_path / "out.parquet", text_column="sentence")
-    assert list(pd.read_parquet(tmp_path / "out.parquet").columns) == ["prob", "pred"]
+    assert list(pd.read_parquet(tmp_path / "out.parquet").columns) == ["prob", "pred", "input"]
 
 
 @pytest.mark.parametrize(("frame", "message"), [

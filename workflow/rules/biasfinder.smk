@@ -123,7 +123,6 @@ rule biasfinder_btc:
         templates=rules.biasfinder_templates.output[0],
         mutants=rules.biasfinder_mutants.output[0],
         predictions=rules.biasfinder_predict.output[0],
-        model="results/models/sentiment/{model}/{method}",
     output:
         pairs="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.parquet",
         counts="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.counts.parquet",
@@ -139,7 +138,7 @@ rule biasfinder_btc:
     shell:
         "python workflow/scripts/biasrepro.py biasfinder btc --templates {input.templates:q}"
         " --mutants {input.mutants:q} --predictions {input.predictions:q}"
-        " --model {input.model:q} --model-name {wildcards.model} --method {wildcards.method}"
+        " --model-name {wildcards.model} --method {wildcards.method}"
         " --settings {params.settings:q} --out-pairs {output.pairs:q}"
         " --out-counts {output.counts:q} --out-summary {output.summary:q} > {log:q} 2>&1"
 

@@ -126,18 +126,21 @@ def _scored(scored: pd.DataFrame) -> pd.DataFrame:
 
 def score_mutants(mutants: pd.DataFrame, model: ModelLike, *, threshold: float = 0.5,
                   mutants_file: str | Path | None = None, **predict_kwargs: Any) -> pd.DataFrame:
-    """The mutants with ``prob`` (positive-class probability, float64) and ``pred`` (int64,
-    ``prob >= threshold``) from any model ``predict_proba`` accepts: a model directory or
-    Hub id, a ``ModelSpec``, a ``(model, tokenizer)`` pair, or a callable texts -> probs
-    (§3, "the engine feeds the mutants to the SA system")."""
-    from biasrepro.models.predict import predict_proba  # torch: only when scoring here
+    """The mutants with ``prob`` (positive-class probability, float64), ``pred`` (int64,
+    ``prob >= threshold``) and ``input`` (int64, the distinct model input, as
+    :func:`biasrepro.models.predict.score_with_inputs` gives it) from any model
+    ``predict_proba`` accepts: a model directory or Hub id, a ``ModelSpec``, a
+    ``(model, tokenizer)`` pair, or a callable texts -> probs (§3, "the engine feeds the
+    mutants to the SA system")."""
+    from biasrepro.models.predict import score_with_inputs  # torch: only when scoring here
 
     if not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"threshold must be in [0, 1], not {threshold}")
     check_mutants(mutants, file=mutants_file)
-    probs = predict_proba(model, mutants["text"].tolist(), **predict_kwargs)
+    probs, inputs = score_with_inputs(model, mutants["text"].tolist(), **predict_kwargs)
     return mutants.assign(prob=probs.astype(np.float64),
-                          pred=(probs >= threshold).astype(np.int64))
+                          pred=(probs >= threshold).astype(np.int64),
+                          input=inputs.astype(np.int64))
 
 
 def join_predictions(mutants: pd.DataFrame, predictions: pd.DataFrame, *,
@@ -290,8 +293,8 @@ def btc_pairs(scored: pd.DataFrame, *, aligned_only: bool = False) -> pd.DataFra
 
 def truncation_counts(mutants: pd.DataFrame, groups: np.ndarray) -> pd.DataFrame:
     """Per template, ``distinct_inputs``: how many different inputs its mutants become
-    after the model's tokenization and truncation (``groups`` from
-    :func:`biasrepro.models.predict.input_groups`, one per mutant row). A template with one
+    after the model's tokenization and truncation (``groups``: the ``input`` column that
+    ``biasrepro predict`` and :func:`score_mutants` write, one per mutant row). A template with one
     distinct input had its placeholders cut off: its mutants cannot disagree, yet the
     original counted them (biasfinder-original.md §7, pitfall 10)."""
     if len(groups) != len(mutants):

@@ -134,6 +134,7 @@ def _btc(args: argparse.Namespace) -> None:
     table = templates.read_templates(args.templates)
     muts = mutants.read_mutants(args.mutants)
     threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
+    preds = None
     if args.predictions is not None:
         preds = _read_parquet(args.predictions)
         scored = btc.join_predictions(muts, preds, predictions_file=args.predictions,
@@ -147,10 +148,13 @@ def _btc(args: argparse.Namespace) -> None:
     rows = btc.summarize(table, counts)
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
             "method": args.method, "threshold": threshold}
-    if args.model is not None:
-        from biasrepro.models.predict import input_groups
-
-        inputs = btc.truncation_counts(muts, input_groups(args.model, muts["text"].tolist()))
+    groups = None
+    if preds is not None and "input" in preds.columns:
+        groups = preds.set_index("id")["input"].reindex(muts["id"]).to_numpy()
+    elif preds is None:
+        groups = scored["input"].to_numpy()
+    if groups is not None:
+        inputs = btc.truncation_counts(muts, groups)
         counts = counts.merge(inputs, on="template_id", how="left", validate="one_to_one")
         alike = counts.loc[counts["distinct_inputs"] == 1, "characteristic"].value_counts()
         for row in rows:
@@ -279,8 +283,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--mutants", type=Path, required=True)
     b.add_argument("--predictions", type=Path, default=None)
     b.add_argument("--model", default=None,
-                   help="a model directory or Hub id: scores the mutants, or with "
-                   "--predictions only checks which templates truncation cuts off")
+                   help="a model directory or Hub id to score the mutants with")
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
     b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
     settings_arg(b, required=False)

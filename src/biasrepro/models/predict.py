@@ -99,6 +99,16 @@ def score_texts(model: ModelLike, texts: Sequence[str], *, max_length: int | Non
                 batch_tokens: int | None = None, device: str | None = None,
                 progress: bool = False) -> tuple[np.ndarray, PredictStats]:
     """``predict_proba`` with the statistics of the run (its seconds exclude model loading)."""
+    probs, stats, _ = _score(model, texts, max_length=max_length, batch_tokens=batch_tokens,
+                             device=device, progress=progress)
+    return probs, stats
+
+
+def _score(model: ModelLike, texts: Sequence[str], *, max_length: int | None,
+           batch_tokens: int | None, device: str | None,
+           progress: bool) -> tuple[np.ndarray, PredictStats, np.ndarray]:
+    """:func:`score_texts` plus, per text, the index of the distinct input the model saw
+    (texts that tokenize and truncate alike share one; for a callable, identical texts)."""
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
@@ -110,30 +120,46 @@ def score_texts(model: ModelLike, texts: Sequence[str], *, max_length: int | Non
     prepared = _prepare(model, device)
     start = time.perf_counter()
     if isinstance(prepared, _Classifier):
-        probs, (n_inputs, tokens, padded, batches) = _score_classifier(
+        probs, text_input, (n_inputs, tokens, padded, batches) = _score_classifier(
             prepared, unique, max_length=max_length, batch_tokens=batch_tokens,
             progress=progress)
     else:
         probs = _call_predictor(prepared, unique)
+        text_input = np.arange(len(unique), dtype=np.int64)
         n_inputs, tokens, padded, batches = len(unique), 0, 0, 1 if unique else 0
     stats = PredictStats(len(texts), len(unique), n_inputs, tokens, padded, batches,
                          time.perf_counter() - start)
     log.debug("scored %s", stats)
-    return probs[inverse], stats
+    return probs[inverse], stats, text_input[inverse]
+
+
+def score_with_inputs(model: ModelLike, texts: Sequence[str], *, max_length: int | None = None,
+                      batch_tokens: int | None = None, device: str | None = None,
+                      progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``predict_proba`` and, per text, the index of the distinct input the model saw:
+    texts that differ only beyond the truncation point share one (for a callable, only
+    identical texts do). BiasFinder's mutants of one template that all share an index cannot
+    disagree (biasfinder-original.md §7, pitfall 10)."""
+    probs, _, inputs = _score(model, texts, max_length=max_length, batch_tokens=batch_tokens,
+                              device=device, progress=progress)
+    return probs, inputs
 
 
 def predict_file(spec: ModelSpec, input: Path, out: Path, *, text_column: str = "text",
                  max_length: int | None = None, batch_tokens: int | None = None) -> None:
     """Score the ``text_column`` of a Parquet file; write ``id``/``label`` (when present),
-    ``prob`` (positive class, float64) and ``pred`` (int64, prob >= 0.5) in input order."""
+    ``prob`` (positive class, float64), ``pred`` (int64, prob >= 0.5) and ``input`` (int64:
+    rows with the same value were the same model input after tokenization and truncation)
+    in input order."""
     input, out = Path(input), Path(out)
     with atomic_outputs(out) as (tmp,):
         df = _read_texts(input, text_column)
-        probs, stats = score_texts(spec, df[text_column].tolist(), max_length=max_length,
-                                   batch_tokens=batch_tokens, progress=True)
+        probs, stats, inputs = _score(spec, df[text_column].tolist(), max_length=max_length,
+                                      batch_tokens=batch_tokens, device=None, progress=True)
         result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
         result = result.reset_index(drop=True).assign(
-            prob=probs.astype(np.float64), pred=(probs >= 0.5).astype(np.int64))
+            prob=probs.astype(np.float64), pred=(probs >= 0.5).astype(np.int64),
+            input=inputs.astype(np.int64))
         write_parquet(result, tmp)
     log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs), %d tokens "
              "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name, input,
@@ -305,8 +331,10 @@ def _autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
 
 def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | None,
                       batch_tokens: int | None,
-                      progress: bool) -> tuple[np.ndarray, tuple[int, int, int, int]]:
-    """Positive-class probabilities of distinct ``texts``; (inputs, tokens, padded, batches)."""
+                      progress: bool
+                      ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int, int]]:
+    """Positive-class probabilities of distinct ``texts``, each text's distinct-input index,
+    and (inputs, tokens, padded, batches)."""
     model, tokenizer = clf.model, clf.tokenizer
     device = next(model.parameters()).device
     if batch_tokens is None:
@@ -318,7 +346,7 @@ def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | N
                          "padding token")
     length = _max_length(clf, max_length)
     if not texts:
-        return np.zeros(0, dtype=np.float64), (0, 0, 0, 0)
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64), (0, 0, 0, 0)
     text_input, inputs, features = _distinct_inputs(tokenizer, texts, length)
     # longest first; ties by content, so the batches do not depend on the input order
     order = sorted(range(len(inputs)), key=lambda j: (-len(inputs[j][0]), inputs[j]))
@@ -346,7 +374,7 @@ def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | N
     probs = np.empty(len(inputs), dtype=np.float64)
     probs[order] = torch.cat(sorted_probs).cpu().numpy()
     counts = (len(inputs), sum(lengths), sum((b - a) * p for a, b, p in plan), len(plan))
-    return probs[text_input], counts
+    return probs[text_input], text_input, counts
 
 
 def _distinct_inputs(tokenizer: Any, texts: list[str], length: int
@@ -361,21 +389,6 @@ def _distinct_inputs(tokenizer: Any, texts: list[str], length: int
     text_input = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys),
                              dtype=np.int64, count=len(keys))
     return text_input, list(distinct), features
-
-
-def input_groups(model: ModelLike, texts: Sequence[str], *,
-                 max_length: int | None = None) -> np.ndarray:
-    """For each text, the index of the distinct input the model sees after tokenization and
-    truncation, exactly as :func:`predict_proba` builds it: texts that differ only beyond
-    the truncation point share one index. BiasFinder's mutants of one template that all
-    share an index cannot disagree (biasfinder-original.md §7, pitfall 10)."""
-    prepared = _prepare(model, "cpu")
-    if not isinstance(prepared, _Classifier):
-        raise ModelError("a predict callable has no tokenizer: model inputs are unknown")
-    texts = list(texts)
-    if not texts:
-        return np.zeros(0, dtype=np.int64)
-    return _distinct_inputs(prepared.tokenizer, texts, _max_length(prepared, max_length))[0]
 
 
 def _pad(rows: list[tuple[tuple[int, ...], ...]], padded: int, features: list[str],
