@@ -1,0 +1,212 @@
+"""Group fairness of a classifier on a fairness set (toxicity paper §5, Eqs. 1–3; issue #5).
+
+Threshold-based: FPR_gap and TPR_gap, the absolute differences of false and true positive
+rates between the marginalized and the non-marginalized groups of an attribute (Eqs. 1–2).
+Threshold-agnostic: AUC_gap, the absolute difference of their ROC AUCs (Eq. 3). Where an
+attribute has several marginalized groups (black and asian vs. white), their mean rate or
+AUC stands for the marginalized side, as the paper does (§5.1).
+
+Also Borkan et al. (2019)'s per-identity AUCs — subgroup AUC, BPSN (background positive,
+subgroup negative) and BNSP (background negative, subgroup positive) — and their generalized
+mean (power −5), which no peer tool computes on arbitrary data.
+
+Every gap gets a seeded percentile bootstrap confidence interval. Each group's rows are
+resampled with replacement, all resamples at once: rates are sums over an index matrix and
+AUCs come from row-wise ranks (the Mann–Whitney form), so there is no Python loop per
+resample. A rate or AUC that a group cannot have (no negatives for FPR, one class only for
+AUC) is NaN with its reason, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from biasrepro.errors import ConfigError, DataError
+
+#: the generalized-mean power of Borkan et al. (2019)
+POWER = -5.0
+
+
+def _check(labels: np.ndarray, probs: np.ndarray, groups: np.ndarray) -> None:
+    if not len(labels) == len(probs) == len(groups):
+        raise DataError(f"{len(labels)} labels, {len(probs)} probabilities and "
+                        f"{len(groups)} groups: the columns must be equally long")
+    bad = ~np.isin(labels, (0, 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise DataError(f"label {labels[row - 1]!r} is not 0 or 1", row=row, column="label")
+    bad = ~((probs >= 0) & (probs <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise DataError(f"probability {probs[row - 1]!r} is outside [0, 1]", row=row,
+                        column="prob")
+
+
+def _auc(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """ROC AUC of each row of ``(k, n)`` label and score matrices (ties count one half);
+    NaN for a row with one class only."""
+    ranks = rankdata(probs, axis=-1)
+    n_pos = labels.sum(axis=-1)
+    n_neg = labels.shape[-1] - n_pos
+    u = (ranks * labels).sum(axis=-1) - n_pos * (n_pos + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
+
+
+def _rates(labels: np.ndarray, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FPR and TPR along the last axis; NaN where a group has no negatives / positives."""
+    pos = labels.sum(axis=-1)
+    neg = labels.shape[-1] - pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fpr = np.where(neg > 0, (preds * (1 - labels)).sum(axis=-1) / neg, np.nan)
+        tpr = np.where(pos > 0, (preds * labels).sum(axis=-1) / pos, np.nan)
+    return fpr, tpr
+
+
+def group_metrics(labels: Sequence[int], probs: Sequence[float], groups: Sequence[str], *,
+                  threshold: float = 0.5) -> pd.DataFrame:
+    """Per group: n, positives, negatives, FPR, TPR and AUC at ``threshold``, with a
+    ``note`` saying why a value is NaN."""
+    y, p, g = np.asarray(labels), np.asarray(probs, dtype=np.float64), np.asarray(groups)
+    _check(y, p, g)
+    rows = []
+    for group in sorted(set(g.tolist())):
+        sel = g == group
+        yy, pp = y[sel].astype(np.int64), p[sel]
+        fpr, tpr = _rates(yy, (pp >= threshold).astype(np.int64))
+        auc = _auc(yy, pp)
+        notes = [why for value, why in ((fpr, "no negatives: FPR undefined"),
+                                        (tpr, "no positives: TPR undefined"),
+                                        (auc, "one class only: AUC undefined"))
+                 if np.isnan(value)]
+        rows.append({"group": group, "n": int(sel.sum()), "positives": int(yy.sum()),
+                     "negatives": int((1 - yy).sum()), "fpr": float(fpr), "tpr": float(tpr),
+                     "auc": float(auc), "note": "; ".join(dict.fromkeys(notes))})
+    return pd.DataFrame(rows)
+
+
+def _gap(table: Mapping[str, np.ndarray], marginalized: Sequence[str],
+         non_marginalized: Sequence[str]) -> np.ndarray:
+    """|mean over the marginalized groups − mean over the non-marginalized ones| (§5.1)."""
+    low = np.mean([table[g] for g in marginalized], axis=0)
+    high = np.mean([table[g] for g in non_marginalized], axis=0)
+    return np.abs(low - high)
+
+
+def _attribute_groups(attributes: Mapping[str, Mapping[str, Sequence[str]]],
+                      present: set[str]) -> dict[str, tuple[list[str], list[str]]]:
+    out = {}
+    for attr, sides in attributes.items():
+        low, high = list(sides["marginalized"]), list(sides["non_marginalized"])
+        if not low or not high:
+            raise ConfigError(f"attributes.{attr}: needs a marginalized and a "
+                              "non-marginalized group")
+        missing = [g for g in (*low, *high) if g not in present]
+        if missing:
+            raise DataError(f"attribute {attr!r}: no row of group {missing[0]!r} in the "
+                            "fairness set", column="group")
+        out[attr] = (low, high)
+    return out
+
+
+def fairness_gaps(labels: Sequence[int], probs: Sequence[float], groups: Sequence[str],
+                  attributes: Mapping[str, Mapping[str, Sequence[str]]], *,
+                  threshold: float = 0.5, resamples: int = 1000, confidence: float = 0.95,
+                  seed: int = 0) -> pd.DataFrame:
+    """FPR_gap, TPR_gap and AUC_gap per attribute (Eqs. 1–3) with bootstrap intervals.
+
+    ``attributes`` maps an attribute to ``{"marginalized": [...], "non_marginalized":
+    [...]}`` (the config key ``attributes``, Table 1). One row per attribute and metric:
+    ``value`` on the data, ``low``/``high`` the percentile interval of ``resamples``
+    stratified bootstrap resamples (each group resampled within itself; seeded), and a
+    ``note`` when a group makes the metric undefined (then NaN).
+    """
+    if resamples < 1:
+        raise ConfigError(f"resamples must be at least 1, not {resamples}")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must be in (0, 1), not {confidence}")
+    raw, p, g = np.asarray(labels), np.asarray(probs, dtype=np.float64), np.asarray(groups)
+    _check(raw, p, g)
+    y, g = raw.astype(np.int64), g.astype(str)
+    per_attr = _attribute_groups(attributes, set(g.tolist()))
+    rng = np.random.default_rng(seed)
+    point: dict[str, dict[str, np.ndarray]] = {"fpr": {}, "tpr": {}, "auc": {}}
+    boot: dict[str, dict[str, np.ndarray]] = {"fpr": {}, "tpr": {}, "auc": {}}
+    notes: dict[str, str] = {}
+    for group in sorted({x for low, high in per_attr.values() for x in (*low, *high)}):
+        idx = np.flatnonzero(g == group)
+        yy, pp = y[idx], p[idx]
+        draw = rng.integers(0, len(idx), size=(resamples, len(idx)))
+        point["fpr"][group], point["tpr"][group] = _rates(yy, (pp >= threshold).astype(int))
+        point["auc"][group] = _auc(yy, pp)
+        yb, pb = yy[draw], pp[draw]
+        boot["fpr"][group], boot["tpr"][group] = _rates(yb, (pb >= threshold).astype(int))
+        boot["auc"][group] = _auc(yb, pb)
+        for metric, why in (("fpr", "no negatives"), ("tpr", "no positives"),
+                            ("auc", "one class only")):
+            if np.isnan(point[metric][group]):
+                notes[f"{metric}:{group}"] = f"group {group!r} has {why}"
+    alpha = (1 - confidence) / 2
+    rows = []
+    for attr, (low, high) in per_attr.items():
+        for metric in ("fpr", "tpr", "auc"):
+            value = float(_gap(point[metric], low, high))
+            samples = _gap(boot[metric], low, high)
+            finite = samples[np.isfinite(samples)]
+            lo, hi = (np.quantile(finite, [alpha, 1 - alpha]) if len(finite)
+                      else (np.nan, np.nan))
+            reasons = [notes[f"{metric}:{x}"] for x in (*low, *high) if f"{metric}:{x}" in notes]
+            rows.append({"attribute": attr, "metric": f"{metric.upper()}_gap", "value": value,
+                         "low": float(lo), "high": float(hi), "resamples": int(len(finite)),
+                         "note": "; ".join(reasons)})
+    return pd.DataFrame(rows)
+
+
+def borkan_aucs(labels: Sequence[int], probs: Sequence[float],
+                memberships: Mapping[str, Sequence[bool]]) -> pd.DataFrame:
+    """Subgroup, BPSN and BNSP AUC per identity (Borkan et al. 2019, §3).
+
+    ``memberships`` maps an identity to a boolean mask over the rows (a row may belong to
+    several identities). Subgroup AUC uses the identity's rows; BPSN the identity's
+    negatives with the background's (every other row's) positives; BNSP the identity's
+    positives with the background's negatives. NaN, with a note, where a pair lacks a class.
+    """
+    raw, p = np.asarray(labels), np.asarray(probs, dtype=np.float64)
+    _check(raw, p, np.zeros(len(p)))
+    y = raw.astype(np.int64)
+    rows = []
+    for identity, mask in memberships.items():
+        inside = np.asarray(mask, dtype=bool)
+        if len(inside) != len(y):
+            raise DataError(f"identity {identity!r}: {len(inside)} memberships for "
+                            f"{len(y)} rows")
+        out = ~inside
+        subsets = {
+            "subgroup_auc": inside,
+            "bpsn_auc": (inside & (y == 0)) | (out & (y == 1)),
+            "bnsp_auc": (inside & (y == 1)) | (out & (y == 0)),
+        }
+        row: dict[str, Any] = {"identity": identity, "n": int(inside.sum())}
+        notes = []
+        for name, sel in subsets.items():
+            row[name] = float(_auc(y[sel], p[sel])) if sel.any() else float("nan")
+            if np.isnan(row[name]):
+                notes.append(f"{name}: one class only")
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def generalized_mean(values: Sequence[float], power: float = POWER) -> float:
+    """``(mean of v**power) ** (1/power)`` over the finite values (Borkan et al. 2019, §4:
+    power −5 weighs the worst identity most); NaN when none is finite or one is 0."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if not len(v) or (power < 0 and (v <= 0).any()):
+        return float("nan")
+    return float(np.mean(v ** power) ** (1 / power))
