@@ -110,3 +110,4 @@ def test_generalized_mean_power_minus_five() -> None:
 def test_bad_input_is_a_clear_error(labels, probs, groups, attrs, error, match) -> None:
     with pytest.raises(error, match=match):
         gf.fairness_gaps(labels, probs, groups, attrs, resamples=10)
+
