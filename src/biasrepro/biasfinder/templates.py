@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.biasfinder.placeholders import Candidate, keys
-from biasrepro.data.tables import require_columns
+from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import atomic_outputs, write_parquet
 
@@ -103,11 +103,6 @@ def write_templates(df: pd.DataFrame, path: str | Path) -> None:
 def read_templates(path: str | Path) -> pd.DataFrame:
     """Read a templates table; DataError naming the file (and a missing column)."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError("templates file not found", file=path)
-    try:
-        df = pd.read_parquet(path)
-    except (OSError, ValueError) as e:
-        raise DataError(f"not a readable Parquet templates table ({e})", file=path) from None
+    df = read_parquet(path, what="Parquet templates table")
     require_columns(list(df.columns), COLUMNS, file=path)
     return df

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 import pandas as pd
+import pyarrow as pa
 
 from biasrepro.errors import DataError
 
@@ -29,6 +30,17 @@ def require_file(path: Path) -> None:
         raise DataError("input file not found", file=path)
     if path.stat().st_size == 0:
         raise DataError("file is empty", file=path)
+
+
+def read_parquet(path: str | Path, *, what: str = "Parquet file") -> pd.DataFrame:
+    """A Parquet file as a frame; a missing, empty or unreadable file is a DataError
+    naming it (``what`` says what the file should have been)."""
+    path = Path(path)
+    require_file(path)
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
+        raise DataError(f"not a readable {what} ({e})", file=path) from None
 
 
 def iter_records(

@@ -28,6 +28,7 @@ from biasrepro.data.tables import (
     check_unique,
     iter_records,
     numeric,
+    read_parquet,
     reject_rows,
     require_columns,
     require_file,
@@ -71,10 +72,7 @@ def read_corpus(path: Path, *, text_column: str = "text", id_column: str = "id"
     require_file(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError) as e:
-            raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+        frame = read_parquet(path)
     elif suffix in DELIMITERS:
         frame = _read_delimited(path, DELIMITERS[suffix])
     else:
