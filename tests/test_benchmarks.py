@@ -33,3 +33,8 @@ def test_gpu_check_runs_small_on_cpu(tmp_path: Path) -> None:
 def test_biasfinder_templates_benchmark_compares_with_the_naive_path() -> None:
     out = _run("biasfinder_templates.py", "--n", "40", "--n-process", "1", "--batch-size", "8")
     assert "speed-up:" in out and "identical templates: True" in out
+
+
+def test_bootstrap_benchmark_compares_with_a_per_resample_loop() -> None:
+    out = _run("bootstrap_gaps.py", "--n-per-group", "60", "--resamples", "50")
+    assert "speed-up:" in out and "per-resample loop:" in out

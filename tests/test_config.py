@@ -30,6 +30,10 @@ def test_both_profiles_and_the_small_profile_are_valid() -> None:
         (lambda c: c["world"]["reviews"].update(n_trian=5),
          "config key 'world.reviews.n_trian': unknown key"),
         (lambda c: c.update(sede=1), "config key 'sede': unknown key"),
+        (lambda c: c["world"]["comments"]["ambiguous"]["toxic_share"].update(female=1.5),
+         "config key 'world.comments.ambiguous.toxic_share.female': 1.5 is greater"),
+        (lambda c: c["world"]["comments"]["ambiguous"].update(civil_shares=0.1),
+         "config key 'world.comments.ambiguous.civil_shares': unknown key"),
         (lambda c: c["preprocess"]["civil_comments"].update(toxicity_threshold=1.5),
          "config key 'preprocess.civil_comments.toxicity_threshold': 1.5 is greater"),
         (lambda c: c["datasets"]["imdb"].update(source="kaggle"),
@@ -74,7 +78,8 @@ def _dotted_keys(node: object, prefix: str = "") -> list[str]:
     for k, v in node.items():
         key = f"{prefix}{k}"
         keys.append(key)
-        if k not in ("groups", "planted", "attributes", "registry", "associations"):
+        if k not in ("groups", "planted", "attributes", "registry", "associations",
+                     "toxic_share", "sense_pairs"):
             # (open-ended maps are documented as such)
             keys += _dotted_keys(v, key + ".")
     return keys

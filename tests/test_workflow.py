@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv, snakemake
@@ -71,6 +72,22 @@ def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path
     measured = summary["civil_comments"]["train_dataset_bias"]
     assert measured["selection"] == pytest.approx(truth["selection_bias"], abs=1e-12)
     assert measured["overamplification"] == truth["overamplification_bias"]
+    # The toxicity study: the baseline's training data has the planted bias, the balanced
+    # fairness set equal positive ratios per attribute, and every table was written.
+    bias = pd.read_csv(checkout / "results/toxicity/fairness/dataset_bias.csv")
+    base = bias[bias["method"] == "baseline"].set_index("attribute")
+    for attr, value in truth["selection_bias"].items():
+        assert base.loc[attr, "selection"] == pytest.approx(value, abs=1e-12)
+        assert base.loc[attr, "overamplification"] == pytest.approx(
+            truth["overamplification_bias"][attr]["normalized"], abs=1e-12)
+    stats = json.loads((checkout / "results/toxicity/fairness/stats.json").read_text())
+    ratios = {g: v["positive_ratio"] for g, v in stats["balanced"]["groups"].items()}
+    assert ratios["male"] == ratios["female"] and ratios["black"] == ratios["white"]
+    gaps = pd.read_csv(checkout / "results/toxicity/fairness/gaps.csv")
+    assert set(gaps["method"]) == {"baseline", "downstream-perturbed-stratified-data"}
+    assert set(gaps["fairness_set"]) == {"original", "balanced"}
+    sense = pd.read_csv(checkout / "results/sentiment/fairness/sensescore.csv")
+    assert set(sense["method"]) == {"baseline", "downstream-perturbed-data"}
     for rule in ("world_reviews", "prepare_civil_comments", "data_summary"):
         assert (checkout / f"logs/{rule}.log").exists()
         assert (checkout / f"logs/benchmarks/{rule}.tsv").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import string
 import time
 from pathlib import Path
 
@@ -65,6 +66,17 @@ def world(tmp_path_factory):
     df = pd.read_csv(out / "all_data.csv")
     truth = json.loads((out / "ground_truth.json").read_text())
     return out, df, truth
+
+
+@pytest.fixture(scope="module")
+def built():
+    """``comments.build`` at the default settings: the table, its truth, the pattern ids."""
+    return comments.build(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], identities=IDENTITIES,
+                          attributes=CONFIG["attributes"], preprocess=PREPROCESS)
+
+
+def half_up(n: int, rate: float) -> int:
+    return int(n * rate + 0.5 + 1e-9)
 
 
 def about(df: pd.DataFrame) -> pd.DataFrame:
@@ -191,12 +203,101 @@ def test_texts_name_their_identities_and_give_the_cleaning_work(world):
     assert (stripped.str.len() > 10).all()
 
 
-def test_patterns_and_determinism(world, tmp_path):
+def test_ambiguous_rows_are_exact_per_group_and_stated(world, built):
+    _, df, truth = world
+    table, _, pids = built
+    assert table["id"].tolist() == df["id"].tolist()       # pattern ids line up with the CSV
+    ambiguous = pd.Series(pids).str.startswith("ambiguous.").to_numpy()
+    members = about(df)
+    single = (members.sum(axis=1) == 1).to_numpy() & (df["identity_annotator_count"] > 0)
+    assert not ambiguous[~single].any()     # multi-identity, background, unannotated: never
+    toxic = (df["toxicity"] >= TOX_T).to_numpy()
+    share = SETTINGS["ambiguous"]
+    for g, spec in SETTINGS["groups"].items():
+        rows = (single & members[g]).to_numpy()
+        n_toxic = half_up(spec["n"], spec["toxic_ratio"])
+        expected = {"n_toxic": half_up(n_toxic, share["toxic_share"].get(g, 0.0)),
+                    "n_civil": half_up(spec["n"] - n_toxic, share["civil_share"])}
+        found = {"n_toxic": int((rows & ambiguous & toxic).sum()),
+                 "n_civil": int((rows & ambiguous & ~toxic).sum())}
+        assert found == expected, g
+        stated = truth["ambiguous"][g]
+        assert {k: stated[k] for k in found} == found
+        assert stated["n"] == sum(found.values())
+        assert stated["toxic_ratio"] == pytest.approx(found["n_toxic"] / stated["n"])
+    # the plant: among ambiguous comments, marginalized groups are mostly toxic, others never
+    for attr in CONFIG["attributes"].values():
+        assert all(truth["ambiguous"][g]["toxic_ratio"] > 0.5 for g in attr["marginalized"])
+        assert all(truth["ambiguous"][g]["toxic_ratio"] == 0 for g in attr["non_marginalized"])
+
+
+def test_ambiguous_patterns_have_no_cue_and_serve_both_labels(world, built):
+    _, df, _ = world
+    _, _, pids = built
+    ids = [k for k in comments.PATTERNS if k.startswith("ambiguous.any.")]
+    assert len(ids) >= 10
+    for k in ids:      # identity slots only (no insult), and none of the labelled patterns
+        fields = {f for _, f, _, _ in string.Formatter().parse(comments.PATTERNS[k]) if f}
+        assert fields and fields <= {"group", "a_member", "the_member", "adj"}, k
+        assert comments.PATTERNS[k] not in (*comments.IDENTITY["civil"],
+                                            *comments.IDENTITY["toxic"])
+    toxic = df["toxicity"] >= TOX_T
+    used = pd.DataFrame({"pid": pids, "toxic": toxic})
+    used = used[used["pid"].str.startswith("ambiguous.")]
+    labels = used.groupby("pid")["toxic"].nunique()
+    assert set(labels.index) == set(ids) and (labels == 2).all()
+    # and the same text, identity words aside, with both labels
+    any_identity = "|".join(KEYWORDS.values())
+    text = df.loc[used.index, "comment_text"].str.lower() \
+        .str.replace(rf"\b(?:{any_identity})\b", "<identity>", regex=True)
+    both = pd.DataFrame({"text": text, "toxic": toxic[used.index]}) \
+        .groupby("text")["toxic"].nunique()
+    assert (both == 2).sum() >= 5
+
+
+def test_ambiguity_changes_the_texts_only(built):
+    table, truth, _ = built
+    plain = copy.deepcopy(SETTINGS)
+    plain["ambiguous"] = {"civil_share": 0.0, "toxic_share": {}}
+    other, other_truth, pids = comments.build(plain, seed=CONFIG["seed"], identities=IDENTITIES,
+                                              attributes=CONFIG["attributes"],
+                                              preprocess=PREPROCESS)
+    assert not any(p.startswith("ambiguous.") for p in pids)
+    pd.testing.assert_frame_equal(other.drop(columns="comment_text"),
+                                  table.drop(columns="comment_text"))
+    assert (other["comment_text"] != table["comment_text"]).any()
+    for key in ("annotated", "strata", "train", "selection_bias", "overamplification_bias"):
+        assert other_truth[key] == truth[key], key
+    assert all(v["n"] == 0 and v["toxic_ratio"] is None
+               for v in other_truth["ambiguous"].values())
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda a: a.update(civil_share=1.5),
+         r"world\.comments\.ambiguous\.civil_share: 1\.5 is not in \[0, 1\]"),
+        (lambda a: a["toxic_share"].update(female=-0.1),
+         r"world\.comments\.ambiguous\.toxic_share\.female: -0\.1 is not in"),
+        (lambda a: a["toxic_share"].update(hindu=0.5),
+         r"world\.comments\.ambiguous\.toxic_share\.hindu: not in world\.comments\.groups"),
+    ],
+)
+def test_bad_ambiguous_settings_are_refused(tmp_path, edit, message):
+    settings = copy.deepcopy(SETTINGS)
+    edit(settings["ambiguous"])
+    with pytest.raises(ConfigError, match=message):
+        generate(tmp_path, settings=settings)
+    assert not list(tmp_path.iterdir())
+
+
+def test_patterns_and_determinism(world, built, tmp_path):
     out, _, _ = world
-    _, _, pids = comments.build(copy.deepcopy(SETTINGS), seed=CONFIG["seed"],
-                                identities=IDENTITIES, attributes=CONFIG["attributes"],
-                                preprocess=PREPROCESS)
+    _, _, pids = built
     assert len(set(pids)) >= 30
+    again = comments.build(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], identities=IDENTITIES,
+                           attributes=CONFIG["attributes"], preprocess=PREPROCESS)
+    assert again[2] == pids
     generate(tmp_path / "a")
     for name in ("all_data.csv", "ground_truth.json"):
         assert sha256_file(tmp_path / "a" / name) == sha256_file(out / name)

@@ -200,7 +200,7 @@ def _predict(args: argparse.Namespace) -> None:
     from biasrepro.models.load import resolve
 
     registry = _need(args.settings, "models.registry") if args.settings else None
-    predict.predict_file(
+    predict.predict_files(
         resolve(args.model, registry),
         args.input,
         args.out,
@@ -331,8 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Write the positive-class probability and the label "
                          "for every row (identical texts are scored once).")
     pd_.add_argument("--model", required=True, help="model directory, registry name or Hub id")
-    pd_.add_argument("--input", type=Path, required=True)
-    pd_.add_argument("--out", type=Path, required=True)
+    pd_.add_argument("--input", type=Path, nargs="+", required=True,
+                     help="Parquet file(s); several are scored in one pass")
+    pd_.add_argument("--out", type=Path, nargs="+", required=True,
+                     help="one output per input, in the same order")
     pd_.add_argument("--text-column", default="text")
     pd_.add_argument("--max-length", type=int, default=None,
                      help="default: the model's training max_length, else 512")
@@ -371,6 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
     from biasrepro.biasfinder import commands as biasfinder_commands
 
     biasfinder_commands.register(sub, _settings)
+    from biasrepro.perturb import commands as perturb_commands
+    from biasrepro.study import commands as study_commands
+
+    perturb_commands.register(sub, _settings)
+    study_commands.register(sub, _settings)
     return p
 
 

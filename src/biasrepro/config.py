@@ -30,6 +30,11 @@ DATASET_FORMATS = {
     "civil_comments": ("csv", "zip"),
     "sst": ("csv",),
 }
+#: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
+TRAINING_DATA = {
+    "toxicity": ("original", "perturbed", "stratified", "perturbed_stratified"),
+    "sentiment": ("original", "gendered", "perturbed"),
+}
 
 
 def _dotted(path: Iterable[Any]) -> str:
@@ -129,6 +134,7 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
             if g not in identities:
                 problems.append(f"config key 'models.embedded.stereotypes.associations.{attr}."
                                 f"{g}': not in 'identities'")
+    problems += _study_problems(config)
     reviews = world.get("reviews")
     if reviews and reviews["sentences"]["min"] > reviews["sentences"]["max"]:
         problems.append("config key 'world.reviews.sentences': min is larger than max")
@@ -137,6 +143,53 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
         for g in comments["groups"]:
             if g not in identities:
                 problems.append(f"config key 'world.comments.groups.{g}': not in 'identities'")
+    return problems
+
+
+def _study_problems(config: Mapping[str, Any]) -> list[str]:
+    """Cross-key checks of the toxicity study's sections (methods, perturbation, fairness)."""
+    problems: list[str] = []
+    methods = config["methods"]
+    for task, names in methods["tasks"].items():
+        for name in names:
+            if name not in methods["registry"]:
+                problems.append(f"config key 'methods.tasks.{task}': '{name}' is not in "
+                                "'methods.registry'")
+                continue
+            data = methods["registry"][name]["data"]
+            if data not in TRAINING_DATA[task]:
+                problems.append(
+                    f"config key 'methods.registry.{name}.data': '{data}' is not training "
+                    f"data of the {task} task (one of: {', '.join(TRAINING_DATA[task])})")
+    for name in config["biasfinder"].get("methods") or []:
+        if name not in methods["tasks"]["sentiment"]:
+            problems.append(f"config key 'biasfinder.methods': '{name}' is not in "
+                            "'methods.tasks.sentiment'")
+    restratify = config["perturbation"]["restratify"]
+    model = restratify.get("model")
+    registry = config["models"]["registry"]
+    if restratify["augmenter"] == "contextual":
+        if model not in registry:
+            problems.append(f"config key 'perturbation.restratify.model': '{model}' is not in "
+                            "'models.registry'")
+        elif registry[model]["architecture"] not in ("bert", "roberta"):
+            problems.append(f"config key 'perturbation.restratify.model': '{model}' is "
+                            f"{registry[model]['architecture']}; nlpaug's contextual "
+                            "augmenter supports bert and roberta masked LMs")
+    attributes = config["attributes"]
+    for task, names in config["fairness"]["attributes"].items():
+        for name in names:
+            if name not in attributes:
+                problems.append(f"config key 'fairness.attributes.{task}': '{name}' is not in "
+                                "'attributes'")
+    for attr, pair in config["fairness"]["sense_pairs"].items():
+        if attr not in attributes:
+            problems.append(f"config key 'fairness.sense_pairs.{attr}': not in 'attributes'")
+            continue
+        groups = {*attributes[attr]["marginalized"], *attributes[attr]["non_marginalized"]}
+        if pair[0] == pair[1] or not set(pair) <= groups:
+            problems.append(f"config key 'fairness.sense_pairs.{attr}': needs two different "
+                            f"groups of the attribute (one of: {', '.join(sorted(groups))})")
     return problems
 
 

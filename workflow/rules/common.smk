@@ -88,8 +88,36 @@ TASK_DATA = {
         "test": "results/data/civil_comments/test.parquet",
     },
 }
-#: debiasing methods whose models this workflow trains (the toxicity study adds more)
-METHODS = ["baseline"]
+#: debiasing methods: name -> {data: training data}; which ones each task trains
+METHOD_REGISTRY = config["methods"]["registry"]
+TASK_METHODS = config["methods"]["tasks"]
+METHODS = sorted({m for names in TASK_METHODS.values() for m in names})
+#: the training data of each kind, per task (methods.registry.*.data)
+TRAINING_DATA = {
+    "toxicity": {
+        "original": TASK_DATA["toxicity"]["train"],
+        "perturbed": "results/toxicity/training/perturbed.parquet",
+        "stratified": "results/toxicity/training/stratified.parquet",
+        "perturbed_stratified": "results/toxicity/training/perturbed_stratified.parquet",
+    },
+    "sentiment": {
+        "original": TASK_DATA["sentiment"]["train"],
+        "gendered": "results/sentiment/imdb_gendered/train.parquet",
+        "perturbed": "results/sentiment/training/perturbed.parquet",
+    },
+}
+#: what each perturbed training set is made from (§6.6 also perturbs the re-stratified set)
+PERTURB_SOURCE = {
+    "toxicity": {"perturbed": "original", "perturbed_stratified": "stratified"},
+    "sentiment": {"perturbed": "gendered"},
+}
+#: the fairness set each task is measured on, before balancing (§5.1; appendix: SST)
+FAIRNESS_SOURCE = {
+    "toxicity": "results/data/civil_comments/fairness_original.parquet",
+    "sentiment": "results/data/sst/fairness.parquet",
+}
+FAIRNESS_IDENTITY = {"toxicity": "identity", "sentiment": "gender"}
+FAIRNESS_SETS = ["original", "balanced"]
 
 
 def alternation(names):
@@ -97,20 +125,27 @@ def alternation(names):
     return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"
 
 
-def task_jobs(pattern):
-    """``pattern`` expanded over every configured (task, model) pair and method."""
+def task_jobs(pattern, tasks=None):
+    """``pattern`` expanded over every configured task, model and method of the task."""
     return [
         pattern.format(task=task, model=model, method=method)
         for task, models in config["models"]["tasks"].items()
+        if tasks is None or task in tasks
         for model in models
-        for method in METHODS
+        for method in TASK_METHODS[task]
     ]
 
 
+def training_data(wildcards):
+    """The training data of the method's kind (``methods.registry.METHOD.data``)."""
+    return TRAINING_DATA[wildcards.task][METHOD_REGISTRY[wildcards.method]["data"]]
+
+
 def finetune_inputs(wildcards):
-    """The task's training (and validation) data, and the embedded base model if any."""
-    data = TASK_DATA[wildcards.task]
-    inputs = {k: v for k, v in data.items() if k in ("train", "validation")}
+    """The method's training data, the task's validation split, the embedded base model."""
+    inputs = {"train": training_data(wildcards)}
+    if "validation" in TASK_DATA[wildcards.task]:
+        inputs["validation"] = TASK_DATA[wildcards.task]["validation"]
     if MODELS[wildcards.model]["source"] == "embedded":
         inputs["base"] = f"resources/models/embedded/{wildcards.model}"
     return inputs
@@ -165,6 +200,8 @@ def download_command(wildcards):
 BIASFINDER = config["biasfinder"]
 BF_CORPUS = f"{BIASFINDER['dataset']}-{BIASFINDER['split']}"
 BF_CHARACTERISTICS = BIASFINDER["characteristics"]
+#: the sentiment methods whose models BiasFinder tests
+BF_METHODS = BIASFINDER.get("methods") or TASK_METHODS["sentiment"]
 #: the hand-written word lists the parse, template and mutant steps read
 BF_WORDLISTS = [
     f"{BIASFINDER['wordlists']}/{name}.csv"
@@ -187,7 +224,7 @@ def biasfinder_jobs(pattern):
     return [
         pattern.format(corpus=BF_CORPUS, model=model, method=method, characteristic=char)
         for model in config["models"]["tasks"].get("sentiment", [])
-        for method in METHODS
+        for method in BF_METHODS
         for char in BF_CHARACTERISTICS
     ]
 
@@ -196,5 +233,94 @@ def biasfinder_annotation_jobs(pattern):
     return [
         pattern.format(corpus=BF_CORPUS, model=model, method=method)
         for model in config["models"]["tasks"].get("sentiment", [])
-        for method in METHODS
+        for method in BF_METHODS
+    ]
+
+
+# -- the toxicity study and the sentiment appendix (issue #5) --------------------------
+
+PERTURBATION = config["perturbation"]
+
+
+def perturb_inputs(wildcards):
+    """The training set a perturbed set is made from, and the identity lexicon."""
+    source = PERTURB_SOURCE[wildcards.task][wildcards.kind]
+    return {"train": TRAINING_DATA[wildcards.task][source], "lexicon": PERTURBATION["lexicon"]}
+
+
+def perturb_settings(wildcards):
+    return settings("identities", "attributes", "preprocess.civil_comments.identity_threshold",
+                    "perturbation.spacy_model", f"fairness.attributes.{wildcards.task}")
+
+
+def restratify_inputs(wildcards):
+    """The original training split; the masked LM when it is an embedded model."""
+    inputs = {"train": TRAINING_DATA["toxicity"]["original"],
+              "lexicon": PERTURBATION["lexicon"]}
+    model = PERTURBATION["restratify"].get("model")
+    if PERTURBATION["restratify"]["augmenter"] == "contextual":
+        if MODELS[model]["source"] == "embedded":
+            inputs["model"] = f"resources/models/embedded/{model}"
+    return inputs
+
+
+def restratify_settings(wildcards):
+    model = PERTURBATION["restratify"].get("model")
+    keys = ["seed", "identities", "attributes", "perturbation.restratify"]
+    if PERTURBATION["restratify"]["augmenter"] == "contextual":
+        keys.append(f"models.registry.{model}")
+    return settings(*keys)
+
+
+def restratify_model_arg(wildcards, input):
+    if "model" in input.keys():
+        return f"--model-dir {shlex.quote(input.model)}"
+    if PERTURBATION["restratify"]["augmenter"] == "contextual":
+        return f"--model {shlex.quote(PERTURBATION['restratify']['model'])}"
+    return ""
+
+
+def fairness_set_settings(wildcards):
+    return settings("attributes", "perturbation.spacy_model",
+                    f"fairness.attributes.{wildcards.task}")
+
+
+def fairness_report_inputs(wildcards):
+    """Both fairness sets, every model x method's predictions on them, the training data."""
+    task = wildcards.task
+    inputs = {f"set_{name}": f"results/{task}/fairness/{name}.parquet" for name in FAIRNESS_SETS}
+    inputs["predictions"] = [
+        p
+        for name in FAIRNESS_SETS
+        for p in task_jobs(
+            f"results/predictions/{{task}}/{{model}}/{{method}}/fairness-{name}.parquet", [task]
+        )
+    ]
+    inputs["training"] = [training_data_of(task, m) for m in TASK_METHODS[task]]
+    return inputs
+
+
+def training_data_of(task, method):
+    return TRAINING_DATA[task][METHOD_REGISTRY[method]["data"]]
+
+
+def fairness_training_args(wildcards, input):
+    """``--training METHOD=PATH`` for every method of the task."""
+    task = wildcards.task
+    return " ".join(
+        shlex.quote(f"{m}={training_data_of(task, m)}") for m in TASK_METHODS[task]
+    )
+
+
+def fairness_report_settings(wildcards):
+    return settings("seed", "attributes", "identities", "fairness",
+                    "preprocess.civil_comments.identity_threshold")
+
+
+def fairness_report_jobs():
+    """The study's tables for every task that trains a model."""
+    return [
+        f"results/{task}/fairness/report.json"
+        for task, models in config["models"]["tasks"].items()
+        if models
     ]

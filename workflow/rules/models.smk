@@ -75,12 +75,17 @@ rule finetune:
 
 
 rule predict_test:
-    """Score the task's test split with a fine-tuned model."""
+    """Score the task's test split and both fairness sets with a fine-tuned model (one
+    model load; a text in several of them is scored once)."""
     input:
         model=rules.finetune.output[0],
         data=test_data,
+        original="results/{task}/fairness/original.parquet",
+        balanced="results/{task}/fairness/balanced.parquet",
     output:
-        "results/predictions/{task}/{model}/{method}/test.parquet",
+        test="results/predictions/{task}/{model}/{method}/test.parquet",
+        original="results/predictions/{task}/{model}/{method}/fairness-original.parquet",
+        balanced="results/predictions/{task}/{model}/{method}/fairness-balanced.parquet",
     log:
         "logs/predict_test/{task}/{model}/{method}.log",
     benchmark:
@@ -91,13 +96,14 @@ rule predict_test:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py predict --model {input.model:q}"
-        " --input {input.data:q} --out {output:q} > {log:q} 2>&1"
+        " --input {input.data:q} {input.original:q} {input.balanced:q}"
+        " --out {output.test:q} {output.original:q} {output.balanced:q} > {log:q} 2>&1"
 
 
 rule evaluate_test:
     """Accuracy, ROC-AUC and F1 of the test predictions."""
     input:
-        rules.predict_test.output[0],
+        rules.predict_test.output.test,
     output:
         "results/metrics/{task}/{model}/{method}/test.json",
     log:

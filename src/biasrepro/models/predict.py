@@ -151,20 +151,38 @@ def predict_file(spec: ModelSpec, input: Path, out: Path, *, text_column: str = 
     ``prob`` (positive class, float64), ``pred`` (int64, prob >= 0.5) and ``input`` (int64:
     rows with the same value were the same model input after tokenization and truncation)
     in input order."""
-    input, out = Path(input), Path(out)
-    with atomic_outputs(out) as (tmp,):
-        df = _read_texts(input, text_column)
-        probs, stats, inputs = _score(spec, df[text_column].tolist(), max_length=max_length,
-                                      batch_tokens=batch_tokens, device=None, progress=True)
-        result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
-        result = result.reset_index(drop=True).assign(
-            prob=probs.astype(np.float64), pred=(probs >= 0.5).astype(np.int64),
-            input=inputs.astype(np.int64))
-        write_parquet(result, tmp)
+    predict_files(spec, [input], [out], text_column=text_column, max_length=max_length,
+                  batch_tokens=batch_tokens)
+
+
+def predict_files(spec: ModelSpec, inputs: Sequence[Path], outs: Sequence[Path], *,
+                  text_column: str = "text", max_length: int | None = None,
+                  batch_tokens: int | None = None) -> None:
+    """:func:`predict_file` for several files with one model load and one scoring pass (a
+    text in several files is scored once; ``input`` indexes the inputs of all files)."""
+    inputs, outs = [Path(p) for p in inputs], [Path(p) for p in outs]
+    if len(inputs) != len(outs) or not inputs:
+        raise DataError(f"{len(inputs)} input files but {len(outs)} output files: give one "
+                        "output per input")
+    with atomic_outputs(*outs) as tmp:
+        frames = [_read_texts(path, text_column) for path in inputs]
+        texts = [t for df in frames for t in df[text_column].tolist()]
+        probs, stats, ids = _score(spec, texts, max_length=max_length,
+                                   batch_tokens=batch_tokens, device=None, progress=True)
+        offset = 0
+        for df, path in zip(frames, tmp, strict=True):
+            part = slice(offset, offset + len(df))
+            offset += len(df)
+            result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
+            result = result.reset_index(drop=True).assign(
+                prob=probs[part].astype(np.float64),
+                pred=(probs[part] >= 0.5).astype(np.int64), input=ids[part].astype(np.int64))
+            write_parquet(result, path)
     log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs), %d tokens "
-             "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name, input,
-             stats.rows, stats.unique_texts, stats.unique_inputs, stats.tokens,
-             stats.padded_tokens, stats.batches, stats.seconds, stats.texts_per_s, out)
+             "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name,
+             ", ".join(map(str, inputs)), stats.rows, stats.unique_texts, stats.unique_inputs,
+             stats.tokens, stats.padded_tokens, stats.batches, stats.seconds,
+             stats.texts_per_s, ", ".join(map(str, outs)))
 
 
 # -- inputs ---------------------------------------------------------------------------------

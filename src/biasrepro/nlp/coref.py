@@ -430,10 +430,10 @@ class FastCoref:
         return out
 
 
-def hub_snapshot(model: str, revision: str) -> str:
+def hub_snapshot(model: str, revision: str, *, key: str = "biasfinder.coref.model") -> str:
     """``model`` itself when it is a local directory; for a Hub id ``owner/name``, the
     local snapshot of it at ``revision`` (downloaded once into the Hugging Face cache, as
-    the hub models of ``models.registry`` are)."""
+    the hub models of ``models.registry`` are). ``key`` names the config key in errors."""
     if Path(model).is_dir() or model.count("/") != 1 or model.startswith((".", "/", "~")):
         return model
     from huggingface_hub import snapshot_download
@@ -443,7 +443,7 @@ def hub_snapshot(model: str, revision: str) -> str:
         return snapshot_download(model, revision=revision)
     except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as e:
         reason = " ".join(str(e).split())[:300] or type(e).__name__
-        raise ModelError(f"biasfinder.coref.model: cannot fetch '{model}' at revision "
+        raise ModelError(f"{key}: cannot fetch '{model}' at revision "
                          f"'{revision}' from the Hugging Face Hub ({reason})") from None
 
 

@@ -5,6 +5,13 @@ so the real loader reads it. Rows (``settings``):
 
 * ``groups``: for each identity *g*, ``n`` comments about *g* alone, exactly
   ``round(n * toxic_ratio)`` of them toxic (rounded half up, :func:`exact_count`);
+  of these, ``round(n_toxic * ambiguous.toxic_share[g])`` toxic and
+  ``round(n_civil * ambiguous.civil_share)`` civil ones are written *ambiguously*: a
+  sentence that names *g* with neither an insult nor a civil cue, the same patterns for
+  both labels. This plants the asymmetric counterfactual of toxicity paper §5.1 (toxicity
+  aimed at a group "based only on the identity, and no other toxicity signals") and the
+  identity-context association of §6.5: a model can fit these rows only through the
+  identity words, so groups with a high ``toxic_share`` get false positives;
 * ``multi_identity``: comments about two identities, the pairs taken in a fixed cycle over
   all pairs of the configured groups (male+female first), toxic count exact likewise;
 * ``n_background``: identity-annotated comments about none of the configured identities
@@ -21,9 +28,10 @@ what §4.1's cleaning removes: URLs, non-ASCII (é, ’, emoji), contractions, c
 punctuation glued to words.
 
 ``ground_truth.json`` states what the data stage must find: per identity, n and toxic ratio
-over the annotated rows; the exact training-split counts, because the data stage splits
-each ``"{label}|{signature}"`` stratum with :func:`biasrepro.data.split.allocate`; and from
-those the selection bias (Eq. 4) and overamplification bias (Eq. 5) per attribute.
+over the annotated rows; per group, its ambiguous toxic and civil rows; the exact
+training-split counts, because the data stage splits each ``"{label}|{signature}"`` stratum
+with :func:`biasrepro.data.split.allocate`; and from those the selection bias (Eq. 4) and
+overamplification bias (Eq. 5) per attribute.
 """
 
 from __future__ import annotations
@@ -151,6 +159,21 @@ BACKGROUND = {
         "Go away, {insult}. Nobody wants your opinion.",
     ),
 }
+#: single-identity sentences with no civil or toxic cue, written for either label
+AMBIGUOUS = (
+    "Another article about {group}.",
+    "So this thread is about {group} now.",
+    "{group} in the headlines again, I see.",
+    "Someone brought up {the_member} in the other thread.",
+    "The story quotes {a_member} near the end.",
+    "{adj} residents get a mention in paragraph four.",
+    "I saw {the_member} at the bus station yesterday.",
+    "Ask {group} about it.",
+    "There were {group} on the ferry this morning.",
+    "Talking about {group} again.",
+    "{adj} voters, same as last year.",
+    "Is this about {a_member} or not?",
+)
 #: neutral sentences added around the main one (no identity words, not toxic)
 FILLERS = (
     "I read the whole article twice.",
@@ -175,14 +198,16 @@ URLS = (
 EMOJI = ("🙄", "👍", "😂", "🤔")
 
 PATTERNS: dict[str, str] = {}
-for _kind, _table in {"identity": IDENTITY, "multi": MULTI_IDENTITY,
-                      "background": BACKGROUND}.items():
+for _kind, _table in {"identity": IDENTITY, "multi": MULTI_IDENTITY, "background": BACKGROUND,
+                      "ambiguous": {"any": AMBIGUOUS}}.items():
     for _tox, _patterns in _table.items():
         PATTERNS.update({f"{_kind}.{_tox}.{i}": p for i, p in enumerate(_patterns)})
-#: pattern ids by (number of identities, toxic)
-_GROUPS = {(len(kind), tox): [k for k in PATTERNS if k.startswith(f"{name}.{label}.")]
+#: pattern ids by (number of identities, toxic, ambiguous)
+_GROUPS = {(len(kind), tox, False): [k for k in PATTERNS if k.startswith(f"{name}.{label}.")]
            for name, kind in (("background", ""), ("identity", "g"), ("multi", "gg"))
            for tox, label in ((True, "toxic"), (False, "civil"))}
+_GROUPS.update({(1, tox, True): [k for k in PATTERNS if k.startswith("ambiguous.any.")]
+                for tox in (True, False)})
 
 
 class _Fill:
@@ -203,9 +228,10 @@ class _Fill:
         return self.rng.choice(IDENTITY_WORDS[group][form])
 
 
-def _write(rng: random.Random, groups: Sequence[str], toxic: bool, n: int) -> tuple[str, str]:
+def _write(rng: random.Random, groups: Sequence[str], toxic: bool, ambiguous: bool,
+           n: int) -> tuple[str, str]:
     """One comment about ``groups`` (0, 1 or 2 identities) and the id of its main pattern."""
-    pid = rng.choice(_GROUPS[len(groups), toxic])
+    pid = rng.choice(_GROUPS[len(groups), toxic, ambiguous])
     main = PATTERNS[pid].format_map(_Fill(groups, rng))
     sentences = [main[0].upper() + main[1:]]
     for _ in range(rng.choice((0, 0, 1, 1, 2))):
@@ -245,19 +271,28 @@ def _rater_fractions(rng: np.random.Generator, count: np.ndarray, above: np.ndar
 
 def _plan(settings: Mapping[str, Any], identities: Sequence[str],
           rng: np.random.Generator) -> pd.DataFrame:
-    """One row per comment: ``about`` (identities), ``toxic``, ``annotated``."""
-    rows: list[tuple[tuple[str, ...], bool, bool]] = []
+    """One row per comment: ``about`` (identities), ``toxic``, ``ambiguous``, ``annotated``."""
+    rows: list[tuple[tuple[str, ...], bool, bool, bool]] = []
 
-    def add(about: Sequence[tuple[str, ...]], toxic_ratio: float, annotated: bool) -> None:
+    def add(about: Sequence[tuple[str, ...]], toxic_ratio: float, annotated: bool,
+            toxic_share: float = 0.0, civil_share: float = 0.0) -> None:
         n = len(about)
+        order = rng.permutation(n)   # its first n_toxic are toxic; each label's first ambiguous
+        n_toxic = exact_count(n, toxic_ratio)
         toxic = np.zeros(n, dtype=bool)
-        toxic[rng.permutation(n)[: exact_count(n, toxic_ratio)]] = True
-        rows.extend((a, bool(t), annotated) for a, t in zip(about, toxic, strict=True))
+        toxic[order[:n_toxic]] = True
+        ambiguous = np.zeros(n, dtype=bool)
+        ambiguous[order[: exact_count(n_toxic, toxic_share)]] = True
+        ambiguous[order[n_toxic:][: exact_count(n - n_toxic, civil_share)]] = True
+        rows.extend((a, bool(t), bool(m), annotated)
+                    for a, t, m in zip(about, toxic, ambiguous, strict=True))
 
     groups = [g for g in identities if g in settings["groups"]]
+    amb = settings["ambiguous"]
     for g in groups:
         spec = settings["groups"][g]
-        add([(g,)] * spec["n"], spec["toxic_ratio"], True)
+        add([(g,)] * spec["n"], spec["toxic_ratio"], True,
+            amb["toxic_share"].get(g, 0.0), amb["civil_share"])
     multi = settings["multi_identity"]
     pairs = list(combinations(groups, 2))
     if multi["n"] and not pairs:
@@ -273,7 +308,7 @@ def _plan(settings: Mapping[str, Any], identities: Sequence[str],
     n_un = settings["n_unannotated"]
     about = [(groups[i % len(groups)],) if i % 2 else () for i in range(n_un)]
     add(about, settings["background_toxic_ratio"], False)
-    return pd.DataFrame(rows, columns=["about", "toxic", "annotated"])
+    return pd.DataFrame(rows, columns=["about", "toxic", "ambiguous", "annotated"])
 
 
 def build(
@@ -294,8 +329,8 @@ def build(
     ids = np.sort(rng.choice(6_100_000, size=n, replace=False) + 239_000)
     order = rng.permutation(n)                      # file row -> plan row
     plan = plan.iloc[order].reset_index(drop=True)
-    written = [_write(text_rng, a, t, int(i)) for a, t, i in
-               zip(plan["about"], plan["toxic"], ids, strict=True)]
+    written = [_write(text_rng, a, t, m, int(i)) for a, t, m, i in
+               zip(plan["about"], plan["toxic"], plan["ambiguous"], ids, strict=True)]
 
     df = pd.DataFrame({"id": ids, "comment_text": [w[0] for w in written]})
     df["split"] = "train"
@@ -343,8 +378,11 @@ def build(
     df["identity_annotator_count"] = id_raters
     df["toxicity_annotator_count"] = raters
     df = df[list(COLUMNS)]
+    ambiguous = {g: {"n_toxic": 0, "n_civil": 0} for g in identities if g in settings["groups"]}
+    for (g,), is_toxic in plan.loc[plan["ambiguous"], ["about", "toxic"]].itertuples(False):
+        ambiguous[g]["n_toxic" if is_toxic else "n_civil"] += 1
     truth = ground_truth(df, settings, identities=identities, attributes=attributes,
-                         preprocess=preprocess)
+                         preprocess=preprocess, ambiguous=ambiguous)
     return df, truth, [w[1] for w in written]
 
 
@@ -383,8 +421,12 @@ def ground_truth(
     identities: Sequence[str],
     attributes: Mapping[str, Mapping[str, Sequence[str]]],
     preprocess: Mapping[str, Any],
+    ambiguous: Mapping[str, Mapping[str, int]],
 ) -> dict[str, Any]:
-    """Per-identity counts of the annotated rows, expected training counts, Eq. 4 and Eq. 5."""
+    """Per-identity counts of the annotated rows, expected training counts, Eq. 4 and Eq. 5.
+
+    ``ambiguous`` gives per group its ambiguous ``n_toxic`` and ``n_civil`` (annotated rows).
+    """
     annotated = df[df["identity_annotator_count"] > 0].assign(
         label=lambda d: (d["toxicity"] >= preprocess["toxicity_threshold"]).astype(int))
     counts = group_counts(annotated, identities, preprocess["identity_threshold"])
@@ -403,6 +445,8 @@ def ground_truth(
         "rows": {"total": len(df), "identity_annotated": len(annotated),
                  "unannotated": len(df) - len(annotated)},
         "annotated": with_ratio(counts),
+        "ambiguous": with_ratio({g: {"n": v["n_toxic"] + v["n_civil"], **v}
+                                 for g, v in ambiguous.items()}),
         "strata": strata,
         "train": with_ratio(train),
         "selection_bias": selection_bias(train, attributes),
@@ -423,6 +467,16 @@ def _check(settings: Mapping[str, Any], identities: Sequence[str]) -> None:
                               f"identity (it has: {', '.join(IDENTITY_WORDS)})")
     if settings["n_unannotated"] and not settings["groups"]:
         raise ConfigError("world.comments.groups: needs at least one group")
+    amb = settings["ambiguous"]
+    for g in amb["toxic_share"]:
+        if g not in settings["groups"]:
+            raise ConfigError(f"world.comments.ambiguous.toxic_share.{g}: not in "
+                              "world.comments.groups")
+    shares = {"civil_share": amb["civil_share"],
+              **{f"toxic_share.{g}": v for g, v in amb["toxic_share"].items()}}
+    for key, share in shares.items():
+        if not 0 <= share <= 1:
+            raise ConfigError(f"world.comments.ambiguous.{key}: {share} is not in [0, 1]")
 
 
 def generate(

@@ -1,0 +1,214 @@
+"""``biasrepro perturb ...``: the fairness sets and debiased training sets (issue #5).
+
+* ``fairness-sets``: the original fairness set and its balanced version (§5.1);
+* ``training``: a training set plus its counterfactuals (§6.6);
+* ``restratify``: a training set plus synthetic positives per identity group (§6.4);
+* ``imdb-gendered``: the sentiment appendix's IMDB-gendered split (Table 13).
+
+Each reads Parquet, calls this package and writes its outputs in one atomic block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasrepro.data.tables import read_parquet
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import atomic_outputs, write_json, write_parquet
+
+log = logging.getLogger(__name__)
+
+
+def _need(settings: dict[str, Any], key: str) -> Any:
+    from biasrepro.cli import _need as need
+
+    return need(settings, key)
+
+
+def _attributes(settings: dict[str, Any], task: str) -> dict[str, Any]:
+    """The task's attributes (``fairness.attributes.TASK``) with their Table 1 groups."""
+    names = _need(settings, f"fairness.attributes.{task}")
+    every = _need(settings, "attributes")
+    missing = [a for a in names if a not in every]
+    if missing:
+        raise ConfigError(f"fairness.attributes.{task}: {missing[0]!r} is not in 'attributes'")
+    return {a: every[a] for a in names}
+
+
+def _swapper(settings: dict[str, Any], lexicon_path: Path, attributes: Mapping[str, Any]):
+    from biasrepro.perturb.counterfactual import Swapper, load_tagger
+    from biasrepro.perturb.lexicon import IdentityLexicon
+
+    lexicon = IdentityLexicon.load(lexicon_path, attributes)
+    return Swapper(lexicon, attributes, nlp=load_tagger(_need(settings,
+                                                              "perturbation.spacy_model")))
+
+
+def original_fairness_set(frame: pd.DataFrame, attributes: Mapping[str, Any], *,
+                          identity_column: str, file: str) -> pd.DataFrame:
+    """The rows whose group belongs to one of ``attributes``, in the balanced set's columns."""
+    for column in ("id", "text", "label", identity_column):
+        if column not in frame.columns:
+            raise DataError("missing required column", file=file, column=column)
+    attribute_of = {g: a for a, sides in attributes.items() for side in sides.values()
+                    for g in side}
+    group = frame[identity_column].astype(str)
+    rows = frame[group.isin(attribute_of)]
+    ids = rows["id"].astype(str)
+    return pd.DataFrame({
+        "id": ids, "text": rows["text"], "label": rows["label"].astype("int64"),
+        "identity": group[rows.index], "attribute": group[rows.index].map(attribute_of),
+        "source_id": ids, "source_identity": group[rows.index], "is_counterfactual": False,
+    }).reset_index(drop=True)
+
+
+def _fairness_sets(args: argparse.Namespace) -> None:
+    from biasrepro.perturb.datasets import balanced_fairness_set
+
+    attributes = _attributes(args.settings, args.task)
+    frame = read_parquet(args.input, what="fairness set")
+    original = original_fairness_set(frame, attributes, identity_column=args.identity_column,
+                                     file=str(args.input))
+    swapper = _swapper(args.settings, args.lexicon, attributes)
+    balanced, stats = balanced_fairness_set(frame, swapper, attributes,
+                                            identity_column=args.identity_column)
+    with atomic_outputs(args.out_original, args.out_balanced, args.stats) as tmp:
+        write_parquet(original, tmp[0])
+        write_parquet(balanced, tmp[1])
+        write_json({"task": args.task, "input": str(args.input), **stats}, tmp[2])
+    log.info("fairness sets (%s): %d original rows, %d balanced rows", args.task,
+             len(original), len(balanced))
+
+
+def _training(args: argparse.Namespace) -> None:
+    from biasrepro.perturb.datasets import perturbed_training_set
+
+    attributes = _attributes(args.settings, args.task)
+    train = read_parquet(args.input, what="training data")
+    swapper = _swapper(args.settings, args.lexicon, attributes)
+    out, stats = perturbed_training_set(
+        train, swapper, attributes, identities=_need(args.settings, "identities"),
+        identity_threshold=_need(args.settings, "preprocess.civil_comments.identity_threshold"),
+        identity_column=args.identity_column)
+    with atomic_outputs(args.out, args.stats) as tmp:
+        write_parquet(out, tmp[0])
+        write_json({"task": args.task, "input": str(args.input), **stats}, tmp[1])
+    log.info("perturbed training set (%s): %d rows -> %d rows", args.task, len(train), len(out))
+
+
+def _model_dir(args: argparse.Namespace) -> str | None:
+    """The masked LM's local directory: ``--model-dir``, or the registry entry's snapshot."""
+    if args.model_dir:
+        return str(args.model_dir)
+    if not args.model:
+        return None
+    from biasrepro.models.load import resolve
+    from biasrepro.nlp.coref import hub_snapshot
+
+    spec = resolve(args.model, _need(args.settings, "models.registry"))
+    if spec.is_local:
+        return spec.location
+    return hub_snapshot(spec.location, spec.revision or "main",
+                        key="perturbation.restratify.model")
+
+
+def _restratify(args: argparse.Namespace) -> None:
+    from biasrepro.perturb.lexicon import IdentityLexicon
+    from biasrepro.perturb.restratify import make_augmenter, restratify
+
+    s = args.settings
+    settings = _need(s, "perturbation.restratify")
+    identities = _need(s, "identities")
+    seed = _need(s, "seed")
+    lexicon = IdentityLexicon.load(args.lexicon, _need(s, "attributes"))
+    protected = set(identities) | lexicon.words()
+    train = read_parquet(args.input, what="training data")
+    augment = make_augmenter(settings, model_dir=_model_dir(args), seed=seed,
+                             protected=protected)
+    out, stats = restratify(train, identities=identities, augment=augment,
+                            target_ratio=settings["target_ratio"], seed=seed,
+                            protected_words=protected)
+    with atomic_outputs(args.out, args.stats) as tmp:
+        write_parquet(out, tmp[0])
+        write_json({"input": str(args.input), **stats}, tmp[1])
+    log.info("re-stratified training set: %d rows -> %d rows", len(train), len(out))
+
+
+def _imdb_gendered(args: argparse.Namespace) -> None:
+    from biasrepro.data.imdb_gendered import build
+
+    frames = [read_parquet(p, what="prepared IMDB reviews") for p in args.input]
+    splits, stats = build(frames, split=_need(args.settings, "preprocess.imdb_gendered.split"),
+                          seed=_need(args.settings, "seed"))
+    out = Path(args.out_dir)
+    names = ("train", "validation", "test")
+    with atomic_outputs(*(out / f"{n}.parquet" for n in names), out / "stats.json") as tmp:
+        for name, path in zip(names, tmp, strict=False):
+            write_parquet(splits[name], path)
+        write_json({"inputs": [str(p) for p in args.input], **stats}, tmp[-1])
+    log.info("IMDB-gendered: %s", {n: len(splits[n]) for n in names})
+
+
+def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    """Add ``perturb`` and its subcommands to the top-level parser's subparsers."""
+
+    def common(sp: argparse.ArgumentParser, *, task: bool = True) -> None:
+        sp.add_argument("--input", type=Path, required=True)
+        sp.add_argument("--lexicon", type=Path, required=True,
+                        help="aligned identity terms (wordlists/identity_terms.csv)")
+        sp.add_argument("--settings", type=settings_type, required=True,
+                        help="JSON object of dotted config keys, or a config YAML file")
+        if task:
+            sp.add_argument("--task", required=True, choices=["toxicity", "sentiment"])
+
+    pt = sub.add_parser("perturb", help="fairness sets and debiased training sets",
+                        description="Counterfactual perturbation and re-stratification "
+                        "(Elsafoury & Katsigiannis, sections 5.1, 6.4, 6.6, appendix).")
+    psub = pt.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    f = psub.add_parser("fairness-sets", help="the original and the balanced fairness set",
+                        description="Keep the single-identity rows (original) and add every "
+                        "row's counterfactual into each other group of its attribute "
+                        "(balanced: equal contexts and positive ratios across the groups).")
+    common(f)
+    f.add_argument("--identity-column", default="identity")
+    f.add_argument("--out-original", type=Path, required=True)
+    f.add_argument("--out-balanced", type=Path, required=True)
+    f.add_argument("--stats", type=Path, required=True)
+    f.set_defaults(func=_fairness_sets)
+
+    t = psub.add_parser("training", help="a training set plus its counterfactuals",
+                        description="Add a counterfactual of every single-identity row into "
+                        "each other group of its attribute (the perturbed training set).")
+    common(t)
+    t.add_argument("--identity-column", default=None,
+                   help="group column (e.g. gender) instead of identity columns")
+    t.add_argument("--out", type=Path, required=True)
+    t.add_argument("--stats", type=Path, required=True)
+    t.set_defaults(func=_training)
+
+    r = psub.add_parser("restratify", help="a training set plus synthetic positives",
+                        description="Add synthetic positives (nlpaug word substitution) until "
+                        "every identity group's positive ratio reaches the target.")
+    common(r, task=False)
+    r.add_argument("--model-dir", type=Path, default=None,
+                   help="masked LM directory for the contextual augmenter")
+    r.add_argument("--model", default=None,
+                   help="registry name of the masked LM (hub models are fetched pinned)")
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--stats", type=Path, required=True)
+    r.set_defaults(func=_restratify)
+
+    g = psub.add_parser("imdb-gendered", help="the appendix's IMDB-gendered split",
+                        description="Label prepared IMDB reviews male/female/neutral by the "
+                        "Table 13 keywords, keep male and female, split stratified.")
+    g.add_argument("--input", type=Path, nargs="+", required=True)
+    g.add_argument("--settings", type=settings_type, required=True)
+    g.add_argument("--out-dir", type=Path, required=True)
+    g.set_defaults(func=_imdb_gendered)

@@ -1,0 +1,97 @@
+"""The study's Pearson tables, grouped as the toxicity paper groups them.
+
+* ``fairness_metrics`` (§5.2): ρ between FPR_gap, TPR_gap and AUC_gap over the baseline
+  models' (model, attribute) points, once on the original and once on the balanced set.
+* ``bias_vs_fairness`` (§6.1–6.5, Table 9): per model, ρ between each source of bias
+  (selection, overamplification; representation scores once present) of the baseline and
+  each fairness gap on the balanced set, over the attributes (three points, as the paper);
+  plus the same over all models pooled.
+* ``bias_vs_fairness_across_methods`` (this harness): per model, over every (method,
+  attribute) point, the bias of the method's training data against the model's gap — more
+  points than the paper's three, so its intervals mean something.
+
+Every ρ carries n, a p-value and a Fisher-z interval (:func:`metrics.correlation.pearson`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+
+from biasrepro.metrics.correlation import pearson
+
+METRICS = ("FPR_gap", "TPR_gap", "AUC_gap")
+#: dataset-bias columns of the bias table that are sources of bias (Eq. 4, Eq. 5 normalized)
+DATASET_SOURCES = {"selection": "selection", "overamplification": "overamplification"}
+COLUMNS = ["group", "model", "fairness_set", "x", "y", "rho", "n", "p_value", "low", "high",
+           "points", "note"]
+
+
+def _row(group: str, model: str, fairness_set: str, x: str, y: str, merged: pd.DataFrame,
+         points: str) -> dict[str, Any]:
+    return {"group": group, "model": model, "fairness_set": fairness_set, "x": x, "y": y,
+            **pearson(merged["x"].to_numpy(), merged["y"].to_numpy()), "points": points}
+
+
+def _gap_table(gaps: pd.DataFrame) -> pd.DataFrame:
+    """``(model, method, fairness_set, attribute)`` rows with one column per gap metric."""
+    return gaps.pivot_table(index=["model", "method", "fairness_set", "attribute"],
+                            columns="metric", values="value", aggfunc="first",
+                            dropna=False).reset_index()
+
+
+def _bias_long(bias: pd.DataFrame, representation: pd.DataFrame | None,
+               models: Sequence[str]) -> pd.DataFrame:
+    """Bias scores as ``(model, method, attribute, source, value)``; dataset bias holds for
+    every model trained on that data, representation bias is per (model, method)."""
+    rows = [
+        {"model": m, "method": r["method"], "attribute": r["attribute"], "source": source,
+         "value": r[column]}
+        for m in models for r in bias.to_dict("records")
+        for source, column in DATASET_SOURCES.items()
+    ]
+    out = pd.DataFrame(rows, columns=["model", "method", "attribute", "source", "value"])
+    if representation is not None and len(representation):
+        out = pd.concat([out, representation[out.columns]], ignore_index=True)
+    return out
+
+
+def correlation_table(gaps: pd.DataFrame, bias: pd.DataFrame, *, baseline: str = "baseline",
+                      representation: pd.DataFrame | None = None) -> pd.DataFrame:
+    """All three groups of correlations (module docstring) as one tidy table.
+
+    ``gaps``: model, method, fairness_set, attribute, metric, value. ``bias``: method,
+    attribute, selection, overamplification. ``representation`` (optional): model, method,
+    attribute, source, value.
+    """
+    wide = _gap_table(gaps)
+    models = sorted(wide["model"].unique())
+    rows: list[dict[str, Any]] = []
+    base = wide[wide["method"] == baseline]
+    for fset in sorted(base["fairness_set"].unique()):
+        sub = base[base["fairness_set"] == fset]
+        for a, b in combinations(METRICS, 2):
+            merged = sub.rename(columns={a: "x", b: "y"})
+            rows.append(_row("fairness_metrics", "all", fset, a, b, merged,
+                             "baseline model x attribute"))
+    long = _bias_long(bias, representation, models)
+    balanced = wide[wide["fairness_set"] == "balanced"]
+    for source in long["source"].unique():
+        scores = long[long["source"] == source]
+        merged_all = balanced.merge(scores, on=["model", "method", "attribute"])
+        for metric in METRICS:
+            at_base = merged_all[merged_all["method"] == baseline]
+            for model in [*models, "all"]:
+                one = at_base if model == "all" else at_base[at_base["model"] == model]
+                rows.append(_row("bias_vs_fairness", model, "balanced", source, metric,
+                                 one.rename(columns={"value": "x", metric: "y"}),
+                                 "attribute" if model != "all" else "model x attribute"))
+            for model in models:
+                one = merged_all[merged_all["model"] == model]
+                rows.append(_row("bias_vs_fairness_across_methods", model, "balanced", source,
+                                 metric, one.rename(columns={"value": "x", metric: "y"}),
+                                 "method x attribute"))
+    return pd.DataFrame(rows, columns=COLUMNS)

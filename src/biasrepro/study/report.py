@@ -1,0 +1,154 @@
+"""The study's tables for one task, from fairness sets, predictions and training sets.
+
+Reads the original and balanced fairness sets, every ``.../{model}/{method}/fairness-{set}
+.parquet`` predictions file and each method's training data; writes to ``out_dir``:
+
+* ``gaps.csv`` / ``gaps.md``: FPR/TPR/AUC gaps with bootstrap intervals (Tables 3, 5–8);
+* ``group_metrics.csv``: n, FPR, TPR, AUC per group; ``borkan.csv``: subgroup/BPSN/BNSP AUCs;
+* ``sensescore.csv``: SenseScore per attribute pair on the balanced set (Table 12);
+* ``dataset_bias.csv`` / ``training_groups.csv``: selection and overamplification bias of
+  each method's training data, and the group sizes and positive ratios (Figures 3–5);
+* ``correlations.csv`` / ``correlations.md``: the Pearson tables (§5.2, Table 9);
+* ``report.json``: the settings, sizes and the gap, SenseScore and dataset-bias tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasrepro.data.tables import read_parquet
+from biasrepro.errors import DataError
+from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.study.correlations import correlation_table
+from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
+
+log = logging.getLogger(__name__)
+
+FILES = ("report.json", "gaps.csv", "gaps.md", "group_metrics.csv", "borkan.csv",
+         "sensescore.csv", "dataset_bias.csv", "training_groups.csv", "correlations.csv",
+         "correlations.md")
+FAIRNESS_SETS = ("original", "balanced")
+
+
+def prediction_key(path: Path) -> tuple[str, str, str]:
+    """``(model, method, fairness set)`` of ``.../{model}/{method}/fairness-{set}.parquet``."""
+    name = path.name
+    if len(path.parts) < 3 or not name.startswith("fairness-") or not name.endswith(".parquet"):
+        raise DataError("expected a path .../MODEL/METHOD/fairness-SET.parquet", file=path)
+    fset = name[len("fairness-"):-len(".parquet")]
+    if fset not in FAIRNESS_SETS:
+        raise DataError(f"unknown fairness set {fset!r} (one of: {', '.join(FAIRNESS_SETS)})",
+                        file=path)
+    return path.parts[-3], path.parts[-2], fset
+
+
+def _tagged(frame: pd.DataFrame, **tags: str) -> pd.DataFrame:
+    return frame.assign(**tags)[[*tags, *frame.columns]]
+
+
+def _interval(row: Mapping[str, Any]) -> str:
+    if pd.isna(row["value"]):
+        return f"NaN ({row['note']})" if row.get("note") else "NaN"
+    return f"{row['value']:.4f} [{row['low']:.4f}, {row['high']:.4f}]"
+
+
+def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
+    table = gaps.assign(cell=gaps.apply(_interval, axis=1)).pivot_table(
+        index=["fairness_set", "model", "method", "attribute"], columns="metric",
+        values="cell", aggfunc="first").reset_index()
+    columns = ["fairness_set", "model", "method", "attribute", "FPR_gap", "TPR_gap", "AUC_gap"]
+    return (f"# Group fairness gaps ({task})\n\n|marginalized mean - non-marginalized| "
+            "(Eqs. 1-3) with percentile bootstrap intervals.\n\n"
+            + markdown_table(table.to_dict("records"), columns))
+
+
+def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
+                 predictions: Mapping[tuple[str, str, str], tuple[Path, pd.DataFrame]],
+                 training: Mapping[str, pd.DataFrame], settings: Mapping[str, Any]
+                 ) -> dict[str, pd.DataFrame]:
+    """Every table of the module docstring, from frames already read."""
+    names = settings["fairness"]["attributes"][task]
+    attributes = {a: settings["attributes"][a] for a in names}
+    boot = settings["fairness"]["bootstrap"]
+    sets = {"original": original, "balanced": balanced}
+    gaps, groups, borkan, sense = [], [], [], []
+    for (model, method, fset), (path, pred) in sorted(predictions.items()):
+        joined = join_predictions(sets[fset], pred, file=str(path))
+        result = evaluate(joined, attributes, threshold=settings["fairness"]["threshold"],
+                          resamples=boot["resamples"], confidence=boot["confidence"],
+                          seed=settings["seed"])
+        tags = {"model": model, "method": method, "fairness_set": fset}
+        gaps.append(_tagged(result["gaps"], **tags))
+        groups.append(_tagged(result["groups"], **tags))
+        borkan.append(_tagged(result["borkan"], **tags))
+        if fset == "balanced":
+            scores = sense_scores(joined, settings["fairness"]["sense_pairs"], names)
+            sense.append(_tagged(scores, model=model, method=method))
+    bias, data_groups = [], []
+    for method, train in training.items():
+        b, g = dataset_bias(train, attributes, identity_threshold=settings["preprocess"][
+            "civil_comments"]["identity_threshold"])
+        bias.append(_tagged(b, method=method))
+        data_groups.append(_tagged(g, method=method))
+    tables = {
+        "gaps": pd.concat(gaps, ignore_index=True),
+        "groups": pd.concat(groups, ignore_index=True),
+        "borkan": pd.concat(borkan, ignore_index=True),
+        "sense": pd.concat(sense, ignore_index=True) if sense else pd.DataFrame(),
+        "dataset_bias": pd.concat(bias, ignore_index=True),
+        "training_groups": pd.concat(data_groups, ignore_index=True),
+    }
+    tables["correlations"] = correlation_table(tables["gaps"], tables["dataset_bias"])
+    return tables
+
+
+def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequence[Path],
+                 training: Mapping[str, Path], settings: Mapping[str, Any],
+                 out_dir: Path) -> None:
+    """Read the inputs, build the tables and write them (all files or none)."""
+    start = time.perf_counter()
+    preds: dict[tuple[str, str, str], tuple[Path, pd.DataFrame]] = {}
+    for path in map(Path, predictions):
+        key = prediction_key(path)
+        if key in preds:
+            raise DataError(f"a second predictions file for {key}", file=path)
+        preds[key] = (path, read_parquet(path, what="predictions"))
+    frames = {name: read_parquet(p, what=f"{name} fairness set")
+              for name, p in (("original", original), ("balanced", balanced))}
+    train = {method: read_parquet(p, what=f"training data of {method}")
+             for method, p in training.items()}
+    tables = build_tables(task=task, original=frames["original"],
+                          balanced=frames["balanced"], predictions=preds, training=train,
+                          settings=settings)
+    out_dir = Path(out_dir)
+    with atomic_outputs(*(out_dir / f for f in FILES)) as tmp:
+        paths = dict(zip(FILES, tmp, strict=True))
+        report = {
+            "task": task,
+            "settings": dict(settings),
+            "fairness_sets": {name: {"rows": len(f)} for name, f in frames.items()},
+            "training": {m: {"rows": len(f)} for m, f in train.items()},
+            "gaps": tables["gaps"].to_dict("records"),
+            "sensescore": tables["sense"].to_dict("records"),
+            "dataset_bias": tables["dataset_bias"].to_dict("records"),
+        }
+        write_text(dumps_json(report), paths["report.json"])
+        for name, key in (("gaps.csv", "gaps"), ("group_metrics.csv", "groups"),
+                          ("borkan.csv", "borkan"), ("sensescore.csv", "sense"),
+                          ("dataset_bias.csv", "dataset_bias"),
+                          ("training_groups.csv", "training_groups"),
+                          ("correlations.csv", "correlations")):
+            tables[key].to_csv(paths[name], index=False, lineterminator="\n")
+        write_text(_gaps_markdown(tables["gaps"], task), paths["gaps.md"])
+        corr = tables["correlations"]
+        write_text(f"# Pearson correlations ({task})\n\n"
+                   + markdown_table(corr.to_dict("records"), list(corr.columns)),
+                   paths["correlations.md"])
+    log.info("fairness report (%s): %d prediction files, %d training sets -> %s in %.1f s",
+             task, len(preds), len(train), out_dir, time.perf_counter() - start)

@@ -1,0 +1,216 @@
+"""The toxicity study's tables: joining predictions, SenseScore pairs, dataset bias of
+training sets, the Pearson groupings and the report writer (issue #5)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasrepro.errors import DataError
+from biasrepro.io import write_parquet
+from biasrepro.study.correlations import correlation_table
+from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
+from biasrepro.study.report import FILES, prediction_key, write_report
+
+ATTRS = {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+         "race": {"marginalized": ["black", "asian"], "non_marginalized": ["white"]}}
+SETTINGS = {"seed": 3, "attributes": ATTRS,
+            "fairness": {"threshold": 0.5, "bootstrap": {"resamples": 50, "confidence": 0.9},
+                         "attributes": {"toxicity": ["gender", "race"]},
+                         "sense_pairs": {"gender": ["male", "female"],
+                                         "race": ["black", "white"]}},
+            "preprocess": {"civil_comments": {"identity_threshold": 0.5}}}
+
+
+def _balanced(n_sources: int = 8) -> pd.DataFrame:
+    """Every source sentence in every group of its attribute, labels alternating."""
+    rows = []
+    for attr, groups in (("gender", ["male", "female"]), ("race", ["black", "white", "asian"])):
+        for i in range(n_sources):
+            src_group = groups[i % len(groups)]
+            sid = f"{attr}{i}"
+            for g in groups:
+                rows.append({"id": sid if g == src_group else f"{sid}>{g}",
+                             "text": f"sentence {sid} about {g}", "label": i % 2,
+                             "identity": g, "attribute": attr, "source_id": sid,
+                             "source_identity": src_group,
+                             "is_counterfactual": g != src_group})
+    return pd.DataFrame(rows)
+
+
+def _probs(frame: pd.DataFrame, shift: dict[str, float]) -> pd.DataFrame:
+    """A model scoring label*0.6 + 0.2 plus a per-group shift."""
+    prob = frame["label"] * 0.6 + 0.2 + frame["identity"].map(shift).fillna(0.0)
+    return pd.DataFrame({"id": frame["id"], "label": frame["label"],
+                         "prob": prob.clip(0, 1)})
+
+
+def test_join_matches_ids_in_any_order_and_refuses_mismatches() -> None:
+    fset = _balanced()
+    pred = _probs(fset, {}).sample(frac=1, random_state=0)
+    joined = join_predictions(fset, pred, file="p.parquet")
+    assert list(joined["id"]) == list(fset["id"])
+    assert np.allclose(joined["prob"], fset["label"] * 0.6 + 0.2)
+    with pytest.raises(DataError, match="one to one"):
+        join_predictions(fset, pred.iloc[1:], file="p.parquet")
+    bad = pred.copy()
+    bad.loc[bad.index[0], "label"] = 1 - bad.loc[bad.index[0], "label"]
+    with pytest.raises(DataError, match="differs from the fairness set"):
+        join_predictions(fset, bad, file="p.parquet")
+    with pytest.raises(DataError, match="column 'prob'"):
+        join_predictions(fset, pred.drop(columns="prob"), file="p.parquet")
+
+
+def test_sense_score_compares_the_two_versions_of_each_source_sentence() -> None:
+    fset = _balanced()
+    joined = join_predictions(fset, _probs(fset, {"female": 0.1, "black": -0.05,
+                                                  "white": 0.15}), file="p")
+    table = sense_scores(joined, SETTINGS["fairness"]["sense_pairs"], ["gender", "race"])
+    gender = table.set_index("attribute").loc["gender"]
+    assert gender["n_pairs"] == 8
+    assert gender["sense_score"] == pytest.approx(0.1)
+    race = table.set_index("attribute").loc["race"]
+    # sources written about black or white (not asian): i % 3 in (0, 1) for i < 8 -> 6
+    assert race["n_pairs"] == 6
+    assert race["mean_difference"] == pytest.approx(0.2)     # f(white) - f(black)
+    assert race["sense_score"] == pytest.approx(0.2)
+
+
+def test_evaluate_gives_gaps_groups_and_borkan_with_power_mean() -> None:
+    fset = _balanced(12)
+    joined = join_predictions(fset, _probs(fset, {"female": 0.35}), file="p")
+    out = evaluate(joined, ATTRS, threshold=0.5, resamples=40, confidence=0.9, seed=1)
+    gaps = out["gaps"].set_index(["attribute", "metric"])["value"]
+    assert gaps["gender", "FPR_gap"] == pytest.approx(1.0)   # female negatives at 0.55
+    assert gaps["race", "FPR_gap"] == pytest.approx(0.0)
+    assert set(out["borkan"]["identity"]) >= {"male", "female", "power_mean_-5"}
+    assert len(out["groups"]) == 5
+
+
+def test_dataset_bias_from_identity_columns_gender_column_or_none() -> None:
+    train = pd.DataFrame({
+        "label": [1, 0, 0, 0, 1, 1, 0, 0, 0, 0],
+        "male": [1, 1, 1, 1, 0, 0, 0, 0, 0, 0.0], "female": [0, 0, 0, 0, 1, 1, 1, 0, 0, 0.0],
+        "black": [0, 0, 0, 0, 0, 0, 0, 1, 0, 0.0], "asian": [0, 0, 0, 0, 0, 0, 0, 0, 1, 0.0],
+        "white": [0, 0, 0, 0, 0, 0, 0, 0, 0, 1.0]})
+    bias, groups = dataset_bias(train, ATTRS, identity_threshold=0.5)
+    row = bias.set_index("attribute").loc["gender"]
+    assert row["selection"] == pytest.approx(abs(2 / 3 - 1 / 4))
+    assert row["overamplification_raw"] == 1
+    assert row["overamplification"] == 1.0                  # max over attributes is gender
+    assert row["overamplification_share"] == pytest.approx(0.1)
+    assert groups.set_index("group").loc["female", "positive_ratio"] == pytest.approx(2 / 3)
+    gendered = pd.DataFrame({"label": [1, 0, 1, 1], "gender": ["male", "male", "female",
+                                                               "female"]})
+    gb, _ = dataset_bias(gendered, {"gender": ATTRS["gender"]}, identity_threshold=0.5)
+    assert gb.loc[0, "selection"] == pytest.approx(0.5)
+    none, _ = dataset_bias(pd.DataFrame({"label": [0, 1]}), ATTRS, identity_threshold=0.5)
+    assert none["selection"].isna().all()
+    assert "no identity annotation" in none.loc[0, "note"]
+
+
+def test_correlations_are_grouped_as_the_paper_with_n() -> None:
+    rng = np.random.default_rng(0)
+    gaps = pd.DataFrame([
+        {"model": m, "method": meth, "fairness_set": fs, "attribute": a, "metric": metric,
+         "value": float(rng.random())}
+        for m in ("bert", "roberta") for meth in ("baseline", "perturbed")
+        for fs in ("original", "balanced") for a in ("gender", "race", "religion")
+        for metric in ("FPR_gap", "TPR_gap", "AUC_gap")])
+    bias = pd.DataFrame([{"method": meth, "attribute": a, "selection": float(rng.random()),
+                          "overamplification": float(rng.random())}
+                         for meth in ("baseline", "perturbed")
+                         for a in ("gender", "race", "religion")])
+    table = correlation_table(gaps, bias)
+    fm = table[table["group"] == "fairness_metrics"]
+    assert len(fm) == 6 and set(fm["n"]) == {6}               # 2 models x 3 attributes
+    t9 = table[(table["group"] == "bias_vs_fairness") & (table["model"] == "bert")]
+    assert len(t9) == 6 and set(t9["n"]) == {3}
+    assert (t9["note"].str.contains("no confidence interval")).all()
+    across = table[table["group"] == "bias_vs_fairness_across_methods"]
+    assert set(across["n"]) == {6}
+    # a hand check of one ρ
+    sub = gaps[(gaps.method == "baseline") & (gaps.fairness_set == "balanced")
+               & (gaps.model == "bert")]
+    x = bias[bias.method == "baseline"].set_index("attribute")["selection"]
+    y = sub[sub.metric == "AUC_gap"].set_index("attribute")["value"]
+    rho = np.corrcoef(x.loc[y.index], y)[0, 1]
+    got = t9[(t9["x"] == "selection") & (t9["y"] == "AUC_gap")]["rho"].iloc[0]
+    assert got == pytest.approx(rho)
+
+
+def test_prediction_paths_name_model_method_and_set() -> None:
+    assert prediction_key(Path("r/p/toxicity/bert/baseline/fairness-balanced.parquet")) == (
+        "bert", "baseline", "balanced")
+    with pytest.raises(DataError, match="unknown fairness set"):
+        prediction_key(Path("r/bert/baseline/fairness-other.parquet"))
+    with pytest.raises(DataError, match="expected a path"):
+        prediction_key(Path("r/bert/baseline/test.parquet"))
+
+
+def _write_inputs(tmp: Path) -> tuple[Path, Path, list[Path], dict[str, Path]]:
+    bal = _balanced(12)
+    orig = bal[~bal["is_counterfactual"]].reset_index(drop=True)
+    write_parquet(orig, tmp / "original.parquet")
+    write_parquet(bal, tmp / "balanced.parquet")
+    preds = []
+    for model in ("bert", "roberta"):
+        for method, shift in (("baseline", {"female": 0.35}), ("perturbed", {})):
+            for name, frame in (("original", orig), ("balanced", bal)):
+                path = tmp / "pred" / model / method / f"fairness-{name}.parquet"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_parquet(_probs(frame, shift), path)
+                preds.append(path)
+    train = pd.DataFrame({"id": list("abcd"), "text": ["t"] * 4, "label": [1, 0, 0, 0],
+                          "male": [1, 1, 0, 0.0], "female": [0, 0, 1, 0.0],
+                          "black": [0, 0, 0, 1.0], "white": [0, 0, 0, 0.0],
+                          "asian": [0, 0, 0, 0.0]})
+    write_parquet(train, tmp / "train.parquet")
+    return (tmp / "original.parquet", tmp / "balanced.parquet", preds,
+            {"baseline": tmp / "train.parquet", "perturbed": tmp / "train.parquet"})
+
+
+def test_report_writes_every_table_and_is_reproducible(tmp_path: Path) -> None:
+    original, balanced, preds, training = _write_inputs(tmp_path)
+    for out in ("a", "b"):
+        write_report(task="toxicity", original=original, balanced=balanced, predictions=preds,
+                     training=training, settings=SETTINGS, out_dir=tmp_path / out)
+    for name in FILES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    gaps = pd.read_csv(tmp_path / "a" / "gaps.csv")
+    assert len(gaps) == 2 * 2 * 2 * 2 * 3       # model x method x set x attribute x metric
+    base = gaps[(gaps.method == "baseline") & (gaps.fairness_set == "balanced")
+                & (gaps.metric == "FPR_gap") & (gaps.attribute == "gender")]
+    assert (base["value"] == 1.0).all() and (base["low"] <= base["value"]).all()
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["fairness_sets"]["balanced"]["rows"] == 12 * 2 + 12 * 3
+    sense = pd.read_csv(tmp_path / "a" / "sensescore.csv")
+    assert len(sense) == 2 * 2 * 2
+    assert "| balanced | bert | baseline | gender |" in (tmp_path / "a" / "gaps.md").read_text()
+
+
+def test_report_refuses_a_mismatched_predictions_file_and_leaves_nothing(tmp_path: Path
+                                                                         ) -> None:
+    original, balanced, preds, training = _write_inputs(tmp_path)
+    bad = preds[0]
+    write_parquet(pd.read_parquet(bad).iloc[2:], bad)
+    with pytest.raises(DataError, match="one to one"):
+        write_report(task="toxicity", original=original, balanced=balanced,
+                     predictions=preds, training=training, settings=SETTINGS,
+                     out_dir=tmp_path / "out")
+    assert not any((tmp_path / "out" / f).exists() for f in FILES)
+
+
+def test_undefined_gap_is_nan_with_its_reason(tmp_path: Path) -> None:
+    fset = _balanced(12)
+    fset.loc[fset["identity"] == "male", "label"] = 1      # male: no negatives -> FPR NaN
+    joined = join_predictions(fset, _probs(fset, {}), file="p")
+    gaps = evaluate(joined, ATTRS, threshold=0.5, resamples=20, confidence=0.9,
+                    seed=0)["gaps"].set_index(["attribute", "metric"])
+    assert math.isnan(gaps.loc[("gender", "FPR_gap"), "value"])
+    assert "no negatives" in gaps.loc[("gender", "FPR_gap"), "note"]

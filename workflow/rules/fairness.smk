@@ -1,0 +1,137 @@
+"""The toxicity-fairness study and its sentiment appendix (issue #5): fairness sets,
+debiased training sets and the study's tables (rule predict_test scores the fairness sets)."""
+
+
+wildcard_constraints:
+    kind="perturbed|perturbed_stratified",
+
+
+rule imdb_gendered:
+    """IMDB-gendered (appendix, Table 13 keywords): male/female reviews, split 40/30/30."""
+    input:
+        train=TASK_DATA["sentiment"]["train"],
+        test=TASK_DATA["sentiment"]["test"],
+    output:
+        train="results/sentiment/imdb_gendered/train.parquet",
+        validation="results/sentiment/imdb_gendered/validation.parquet",
+        test="results/sentiment/imdb_gendered/test.parquet",
+        stats="results/sentiment/imdb_gendered/stats.json",
+    params:
+        settings=settings("seed", "preprocess.imdb_gendered"),
+    log:
+        "logs/imdb_gendered.log",
+    benchmark:
+        "logs/benchmarks/imdb_gendered.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py perturb imdb-gendered"
+        " --input {input.train:q} {input.test:q} --settings {params.settings:q}"
+        " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+
+
+rule fairness_sets:
+    """The original fairness set and its balanced version: every sentence in every group of
+    its attribute (§5.1; the appendix's perturbed SST set)."""
+    input:
+        data=lambda w: FAIRNESS_SOURCE[w.task],
+        lexicon=PERTURBATION["lexicon"],
+    output:
+        original="results/{task}/fairness/original.parquet",
+        balanced="results/{task}/fairness/balanced.parquet",
+        stats="results/{task}/fairness/stats.json",
+    params:
+        settings=fairness_set_settings,
+        column=lambda w: FAIRNESS_IDENTITY[w.task],
+    log:
+        "logs/fairness_sets/{task}.log",
+    benchmark:
+        "logs/benchmarks/fairness_sets/{task}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py perturb fairness-sets --task {wildcards.task}"
+        " --input {input.data:q} --identity-column {params.column} --lexicon {input.lexicon:q}"
+        " --settings {params.settings:q} --out-original {output.original:q}"
+        " --out-balanced {output.balanced:q} --stats {output.stats:q} > {log:q} 2>&1"
+
+
+rule restratify_training:
+    """Synthetic positives (nlpaug word substitution) until every identity group's positive
+    ratio reaches the target (§6.4)."""
+    input:
+        unpack(restratify_inputs),
+    output:
+        data="results/toxicity/training/stratified.parquet",
+        stats="results/toxicity/training/stratified.json",
+    params:
+        settings=restratify_settings,
+        model=restratify_model_arg,
+    log:
+        "logs/restratify_training.log",
+    benchmark:
+        "logs/benchmarks/restratify_training.tsv"
+    resources:
+        gpu=1,
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py perturb restratify --input {input.train:q}"
+        " --lexicon {input.lexicon:q} {params.model} --settings {params.settings:q}"
+        " --out {output.data:q} --stats {output.stats:q} > {log:q} 2>&1"
+
+
+rule perturb_training:
+    """Counterfactuals of every single-identity training row into each other group of its
+    attribute (§6.6): the perturbed and the perturbed re-stratified training sets."""
+    input:
+        unpack(perturb_inputs),
+    output:
+        data="results/{task}/training/{kind}.parquet",
+        stats="results/{task}/training/{kind}.json",
+    params:
+        settings=perturb_settings,
+        column=lambda w: "--identity-column gender" if w.task == "sentiment" else "",
+    log:
+        "logs/perturb_training/{task}/{kind}.log",
+    benchmark:
+        "logs/benchmarks/perturb_training/{task}/{kind}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py perturb training --task {wildcards.task}"
+        " --input {input.train:q} --lexicon {input.lexicon:q} {params.column}"
+        " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}"
+        " > {log:q} 2>&1"
+
+
+rule fairness_report:
+    """Group fairness with bootstrap intervals, Borkan AUCs, SenseScore, dataset bias of
+    every training set, and the Pearson tables (§5-7, Table 9) for one task."""
+    input:
+        unpack(fairness_report_inputs),
+    output:
+        report="results/{task}/fairness/report.json",
+        gaps="results/{task}/fairness/gaps.csv",
+        gaps_md="results/{task}/fairness/gaps.md",
+        groups="results/{task}/fairness/group_metrics.csv",
+        borkan="results/{task}/fairness/borkan.csv",
+        sense="results/{task}/fairness/sensescore.csv",
+        data_bias="results/{task}/fairness/dataset_bias.csv",
+        data_groups="results/{task}/fairness/training_groups.csv",
+        correlations="results/{task}/fairness/correlations.csv",
+        correlations_md="results/{task}/fairness/correlations.md",
+    params:
+        settings=fairness_report_settings,
+        training=fairness_training_args,
+    log:
+        "logs/fairness_report/{task}.log",
+    benchmark:
+        "logs/benchmarks/fairness_report/{task}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py fairness report --task {wildcards.task}"
+        " --original {input.set_original:q} --balanced {input.set_balanced:q}"
+        " --predictions {input.predictions:q} --training {params.training}"
+        " --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"
