@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -51,3 +53,15 @@ class DownloadError(BiasreproError):
 
 class ModelError(BiasreproError):
     """A model name, path or checkpoint cannot be used (unknown, wrong architecture, unsafe)."""
+
+
+@contextmanager
+def in_file(path: str | Path) -> Iterator[None]:
+    """Name ``path`` in a :class:`DataError` raised inside the block that names no file."""
+    try:
+        yield
+    except DataError as e:
+        if e.file is None:
+            e.file = str(path)
+            e.args = (str(e),)
+        raise

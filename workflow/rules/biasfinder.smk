@@ -98,16 +98,22 @@ rule biasfinder_mutants:
 
 
 rule biasfinder_predict:
-    """Score the mutants with a fine-tuned sentiment model."""
+    """Score every characteristic's mutants with a fine-tuned sentiment model (one load)."""
     input:
         model="results/models/sentiment/{model}/{method}",
-        mutants=rules.biasfinder_mutants.output[0],
+        mutants=expand(
+            "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
     output:
-        "results/biasfinder/{corpus}/predictions/{model}/{method}/{characteristic}.parquet",
+        expand(
+            "results/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
     log:
-        "logs/biasfinder_predict/{corpus}/{model}/{method}/{characteristic}.log",
+        "logs/biasfinder_predict/{corpus}/{model}/{method}.log",
     benchmark:
-        "logs/benchmarks/biasfinder_predict/{corpus}/{model}/{method}/{characteristic}.tsv"
+        "logs/benchmarks/biasfinder_predict/{corpus}/{model}/{method}.tsv"
     resources:
         gpu=1,
     conda:
@@ -122,7 +128,7 @@ rule biasfinder_btc:
     input:
         templates=rules.biasfinder_templates.output[0],
         mutants=rules.biasfinder_mutants.output[0],
-        predictions=rules.biasfinder_predict.output[0],
+        predictions="results/biasfinder/{corpus}/predictions/{model}/{method}/{characteristic}.parquet",
     output:
         pairs="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.parquet",
         counts="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.counts.parquet",

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.data.tables import read_parquet
-from biasrepro.errors import ConfigError, DataError
+from biasrepro.errors import ConfigError, DataError, in_file
 from biasrepro.io import atomic_outputs, write_json, write_parquet
 
 log = logging.getLogger(__name__)
@@ -76,8 +76,9 @@ def _fairness_sets(args: argparse.Namespace) -> None:
     original = original_fairness_set(frame, attributes, identity_column=args.identity_column,
                                      file=str(args.input))
     swapper = _swapper(args.settings, args.lexicon, attributes)
-    balanced, stats = balanced_fairness_set(frame, swapper, attributes,
-                                            identity_column=args.identity_column)
+    with in_file(args.input):
+        balanced, stats = balanced_fairness_set(frame, swapper, attributes,
+                                                identity_column=args.identity_column)
     with atomic_outputs(args.out_original, args.out_balanced, args.stats) as tmp:
         write_parquet(original, tmp[0])
         write_parquet(balanced, tmp[1])
@@ -92,10 +93,12 @@ def _training(args: argparse.Namespace) -> None:
     attributes = _attributes(args.settings, args.task)
     train = read_parquet(args.input, what="training data")
     swapper = _swapper(args.settings, args.lexicon, attributes)
-    out, stats = perturbed_training_set(
-        train, swapper, attributes, identities=_need(args.settings, "identities"),
-        identity_threshold=_need(args.settings, "preprocess.civil_comments.identity_threshold"),
-        identity_column=args.identity_column)
+    with in_file(args.input):
+        out, stats = perturbed_training_set(
+            train, swapper, attributes, identities=_need(args.settings, "identities"),
+            identity_threshold=_need(args.settings,
+                                     "preprocess.civil_comments.identity_threshold"),
+            identity_column=args.identity_column)
     with atomic_outputs(args.out, args.stats) as tmp:
         write_parquet(out, tmp[0])
         write_json({"task": args.task, "input": str(args.input), **stats}, tmp[1])
@@ -131,9 +134,10 @@ def _restratify(args: argparse.Namespace) -> None:
     train = read_parquet(args.input, what="training data")
     augment = make_augmenter(settings, model_dir=_model_dir(args), seed=seed,
                              protected=protected)
-    out, stats = restratify(train, identities=identities, augment=augment,
-                            target_ratio=settings["target_ratio"], seed=seed,
-                            protected_words=protected)
+    with in_file(args.input):
+        out, stats = restratify(train, identities=identities, augment=augment,
+                                target_ratio=settings["target_ratio"], seed=seed,
+                                protected_words=protected)
     with atomic_outputs(args.out, args.stats) as tmp:
         write_parquet(out, tmp[0])
         write_json({"input": str(args.input), **stats}, tmp[1])
@@ -144,8 +148,10 @@ def _imdb_gendered(args: argparse.Namespace) -> None:
     from biasrepro.data.imdb_gendered import build
 
     frames = [read_parquet(p, what="prepared IMDB reviews") for p in args.input]
-    splits, stats = build(frames, split=_need(args.settings, "preprocess.imdb_gendered.split"),
-                          seed=_need(args.settings, "seed"))
+    with in_file(", ".join(map(str, args.input))):
+        splits, stats = build(frames, split=_need(args.settings,
+                                                  "preprocess.imdb_gendered.split"),
+                              seed=_need(args.settings, "seed"))
     out = Path(args.out_dir)
     names = ("train", "validation", "test")
     with atomic_outputs(*(out / f"{n}.parquet" for n in names), out / "stats.json") as tmp:

@@ -44,7 +44,15 @@ def join_predictions(fairness_set: pd.DataFrame, predictions: pd.DataFrame, *,
     if ids.duplicated().any():
         raise DataError(f"id {ids[ids.duplicated()].iloc[0]!r} occurs twice", file=file,
                         column="id")
-    probs = pd.Series(predictions["prob"].to_numpy(dtype=np.float64), index=ids)
+    values = pd.to_numeric(predictions["prob"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~((values >= 0) & (values <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        value = predictions["prob"].iloc[row]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise DataError(f"probability {value!r} is not in [0, 1]",
+                        file=file, row=row + 1, column="prob")
+    probs = pd.Series(values, index=ids)
     set_ids = fairness_set["id"].astype(str)
     missing = ~set_ids.isin(probs.index)
     if missing.any() or len(probs) != len(set_ids):
@@ -121,12 +129,23 @@ def dataset_bias(train: pd.DataFrame, attributes: Attributes, *,
                  identity_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Selection and overamplification bias per attribute, and n / positives per group.
 
-    Group membership comes from the identity columns (``>= identity_threshold``), or from a
-    ``gender`` column (IMDB-gendered). A table with neither gives NaN rows with a note.
+    Group membership comes from the identity columns (``>= identity_threshold``; values
+    must be fractions in [0, 1]), or from a ``gender`` column (IMDB-gendered). A table with
+    only some identity columns is refused; one with none and no ``gender`` column gives NaN
+    rows with a note.
     """
     groups = sorted({g for sides in attributes.values() for side in sides.values() for g in side})
     note = ""
     if all(g in train.columns for g in groups):
+        for g in groups:
+            values = pd.to_numeric(train[g], errors="coerce")
+            bad = (values.isna() & train[g].notna()) | (values < 0) | (values > 1)
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                value = train[g].iloc[row]
+                value = value.item() if isinstance(value, np.generic) else value
+                raise DataError(f"identity value {value!r} is not a fraction "
+                                "in [0, 1]", row=row + 1, column=g)
         counts = group_counts(train, groups, identity_threshold)
     elif "gender" in train.columns:
         gender = train["gender"].astype(str)
@@ -134,6 +153,10 @@ def dataset_bias(train: pd.DataFrame, attributes: Attributes, *,
         counts = {g: {"n": int((gender == g).sum()),
                       "n_toxic": int(((gender == g).to_numpy() & positive).sum())}
                   for g in groups}
+    elif any(g in train.columns for g in groups):
+        missing = next(g for g in groups if g not in train.columns)
+        raise DataError("missing identity column (the training set has some of the "
+                        "attributes' identity columns but not all)", column=missing)
     else:
         counts = None
         note = "no identity annotation in this training set"

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.data.tables import read_parquet
-from biasrepro.errors import DataError
+from biasrepro.errors import DataError, in_file
 from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
 from biasrepro.study.correlations import correlation_table
 from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
@@ -70,7 +70,8 @@ def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
 
 def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
                  predictions: Mapping[tuple[str, str, str], tuple[Path, pd.DataFrame]],
-                 training: Mapping[str, pd.DataFrame], settings: Mapping[str, Any]
+                 training: Mapping[str, tuple[Path, pd.DataFrame]],
+                 settings: Mapping[str, Any]
                  ) -> dict[str, pd.DataFrame]:
     """Every table of the module docstring, from frames already read."""
     names = settings["fairness"]["attributes"][task]
@@ -80,9 +81,10 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
     gaps, groups, borkan, sense = [], [], [], []
     for (model, method, fset), (path, pred) in sorted(predictions.items()):
         joined = join_predictions(sets[fset], pred, file=str(path))
-        result = evaluate(joined, attributes, threshold=settings["fairness"]["threshold"],
-                          resamples=boot["resamples"], confidence=boot["confidence"],
-                          seed=settings["seed"])
+        with in_file(path):
+            result = evaluate(joined, attributes, threshold=settings["fairness"]["threshold"],
+                              resamples=boot["resamples"], confidence=boot["confidence"],
+                              seed=settings["seed"])
         tags = {"model": model, "method": method, "fairness_set": fset}
         gaps.append(_tagged(result["gaps"], **tags))
         groups.append(_tagged(result["groups"], **tags))
@@ -91,9 +93,10 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
             scores = sense_scores(joined, settings["fairness"]["sense_pairs"], names)
             sense.append(_tagged(scores, model=model, method=method))
     bias, data_groups = [], []
-    for method, train in training.items():
-        b, g = dataset_bias(train, attributes, identity_threshold=settings["preprocess"][
-            "civil_comments"]["identity_threshold"])
+    for method, (path, train) in training.items():
+        with in_file(path):
+            b, g = dataset_bias(train, attributes, identity_threshold=settings["preprocess"][
+                "civil_comments"]["identity_threshold"])
         bias.append(_tagged(b, method=method))
         data_groups.append(_tagged(g, method=method))
     tables = {
@@ -121,7 +124,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
         preds[key] = (path, read_parquet(path, what="predictions"))
     frames = {name: read_parquet(p, what=f"{name} fairness set")
               for name, p in (("original", original), ("balanced", balanced))}
-    train = {method: read_parquet(p, what=f"training data of {method}")
+    train = {method: (Path(p), read_parquet(p, what=f"training data of {method}"))
              for method, p in training.items()}
     tables = build_tables(task=task, original=frames["original"],
                           balanced=frames["balanced"], predictions=preds, training=train,
@@ -133,7 +136,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
             "task": task,
             "settings": dict(settings),
             "fairness_sets": {name: {"rows": len(f)} for name, f in frames.items()},
-            "training": {m: {"rows": len(f)} for m, f in train.items()},
+            "training": {m: {"path": str(p), "rows": len(f)} for m, (p, f) in train.items()},
             "gaps": tables["gaps"].to_dict("records"),
             "sensescore": tables["sense"].to_dict("records"),
             "dataset_bias": tables["dataset_bias"].to_dict("records"),
