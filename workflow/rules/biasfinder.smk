@@ -40,7 +40,7 @@ rule biasfinder_parse:
     benchmark:
         "logs/benchmarks/biasfinder_parse/{corpus}.tsv"
     resources:
-        gpu=int(BIASFINDER["coref"]["backend"] == "fastcoref"),
+        gpu=GPU * int(BIASFINDER["coref"]["backend"] == "fastcoref"),
     conda:
         CONDA_ENV
     shell:
@@ -115,7 +115,7 @@ rule biasfinder_predict:
     benchmark:
         "logs/benchmarks/biasfinder_predict/{corpus}/{model}/{method}.tsv"
     resources:
-        gpu=1,
+        gpu=GPU,
     conda:
         CONDA_ENV
     shell:

@@ -3,6 +3,8 @@
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +26,22 @@ if not workflow.deployment_settings.deployment_method:
     os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH", "")]))
 
 CONDA_ENV = "../../envs/biasrepro.yaml"
+
+
+def gpus_present():
+    """Whether this machine has an NVIDIA GPU (``nvidia-smi -L`` lists one)."""
+    if not shutil.which("nvidia-smi"):
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+#: training and scoring jobs claim one `gpu` (the default profile runs one such job at a
+#: time) where a GPU exists; on a CPU-only machine they run side by side like other jobs
+GPU = 1 if gpus_present() else 0
 
 WORLD_FILES = {
     "imdb": {

@@ -72,7 +72,7 @@ rule restratify_training:
     benchmark:
         "logs/benchmarks/restratify_training.tsv"
     resources:
-        gpu=1,
+        gpu=GPU,
     conda:
         CONDA_ENV
     shell:

@@ -40,7 +40,7 @@ rule pretrain_embedded:
     benchmark:
         "logs/benchmarks/pretrain_embedded/{model}.tsv"
     resources:
-        gpu=1,
+        gpu=GPU,
     conda:
         CONDA_ENV
     shell:
@@ -64,7 +64,7 @@ rule finetune:
     benchmark:
         "logs/benchmarks/finetune/{task}/{model}/{method}.tsv"
     resources:
-        gpu=1,
+        gpu=GPU,
     conda:
         CONDA_ENV
     shell:
@@ -91,7 +91,7 @@ rule predict_test:
     benchmark:
         "logs/benchmarks/predict_test/{task}/{model}/{method}.tsv"
     resources:
-        gpu=1,
+        gpu=GPU,
     conda:
         CONDA_ENV
     shell:
