@@ -71,9 +71,10 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
     assert _ran(first) == set(yaml.safe_load((checkout / "dvc.yaml").read_text())["stages"])
     assert "up to date" in _run([str(BIN / "dvc"), "status"], checkout)
 
-    def sst_dependent(p: Path) -> bool:  # SST feeds the sentiment appendix's fairness
-        return ("sst" in p.parts or "summary" in p.name or p.name.startswith("fairness-")
-                or p.parts[-3:-1] == ("sentiment", "fairness"))
+    def sst_dependent(p: Path) -> bool:  # SST is the sentiment appendix's fairness set
+        rel = p.relative_to(checkout / "results").parts
+        return ("sst" in rel or "summary" in p.name or rel[:2] == ("predictions", "sentiment")
+                or rel[:2] == ("sentiment", "fairness"))
 
     untouched = {p: p.stat().st_mtime_ns for p in (checkout / "results").rglob("*")
                  if p.is_file() and not sst_dependent(p)}
@@ -87,7 +88,7 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
     second = _run([str(BIN / "dvc"), "repro"], checkout)
     stages = yaml.safe_load((checkout / "dvc.yaml").read_text())["stages"]
     sentiment_fairness = {n for n in stages if n.startswith((
-        "fairness_sets_sentiment", "predict_fairness_sentiment", "fairness_report_sentiment"))}
+        "fairness_sets_sentiment", "predict_test_sentiment", "fairness_report_sentiment"))}
     assert sentiment_fairness
     assert _ran(second) == {"world_sst", "prepare_sst", "data_summary", *sentiment_fairness}
     assert {p: p.stat().st_mtime_ns for p in untouched} == untouched
