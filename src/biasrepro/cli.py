@@ -237,12 +237,13 @@ def _config_validate(args: argparse.Namespace) -> None:
 def _dvc_yaml(args: argparse.Namespace) -> None:
     from biasrepro import dvc
 
+    repo = dvc.checkout_root()
     if args.check:
-        dvc.check(args.configfile, args.output)
+        dvc.check(args.configfile, args.output, repo)
         print(f"ok: {args.output} matches the Snakemake DAG")
     else:
-        dvc.write(args.configfile, args.output)
-        print(f"wrote {args.output}")
+        dvc.write(args.configfile, args.output, repo)
+        print(f"wrote {repo / args.output}")
 
 
 # -- parser -------------------------------------------------------------------------------
@@ -364,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     dv = sub.add_parser("dvc-yaml", help="derive dvc.yaml from the Snakemake DAG",
                         description="Write (or --check) dvc.yaml: one DVC stage per "
-                        "Snakemake job, with the config keys each rule reads as params.")
+                        "Snakemake job, with the config keys each rule reads as params. "
+                        "Run it in the checkout (its config and workflow are used).")
     dv.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     dv.add_argument("--output", type=Path, default=Path("dvc.yaml"))
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")

@@ -116,19 +116,28 @@ def render(configfile: Path = DEFAULT_CONFIG, repo: Path = REPO_ROOT) -> str:
     return HEADER + yaml.safe_dump(stages(configfile, repo), sort_keys=False, width=100)
 
 
-def write(configfile: Path = DEFAULT_CONFIG, output: Path = Path("dvc.yaml")) -> None:
+def checkout_root(start: Path | None = None) -> Path:
+    """The checkout to derive ``dvc.yaml`` for: ``start`` (default: the working directory)
+    when it holds ``workflow/Snakefile``, else the one this package belongs to."""
+    here = Path.cwd() if start is None else Path(start)
+    return here if (here / "workflow" / "Snakefile").is_file() else REPO_ROOT
+
+
+def write(configfile: Path = DEFAULT_CONFIG, output: Path = Path("dvc.yaml"),
+          repo: Path = REPO_ROOT) -> None:
     from biasrepro.io import atomic_outputs, write_text
 
-    text = render(configfile)
-    with atomic_outputs(REPO_ROOT / output) as (tmp,):
+    text = render(configfile, repo)
+    with atomic_outputs(repo / output) as (tmp,):
         write_text(text, tmp)
 
 
-def check(configfile: Path = DEFAULT_CONFIG, output: Path = Path("dvc.yaml")) -> None:
+def check(configfile: Path = DEFAULT_CONFIG, output: Path = Path("dvc.yaml"),
+          repo: Path = REPO_ROOT) -> None:
     """Raise if ``output`` differs from what the current Snakemake DAG gives."""
-    path = REPO_ROOT / output
+    path = repo / output
     current = path.read_text(encoding="utf-8") if path.exists() else ""
-    if current != render(configfile):
+    if current != render(configfile, repo):
         raise BiasreproError(
             f"{output} is stale: it no longer matches the Snakemake DAG; "
             "regenerate it with `biasrepro dvc-yaml`"
