@@ -154,14 +154,14 @@ def task_jobs(pattern, tasks=None):
     ]
 
 
-def training_data(wildcards):
+def training_data_of(task, method):
     """The training data of the method's kind (``methods.registry.METHOD.data``)."""
-    return TRAINING_DATA[wildcards.task][METHOD_REGISTRY[wildcards.method]["data"]]
+    return TRAINING_DATA[task][METHOD_REGISTRY[method]["data"]]
 
 
 def finetune_inputs(wildcards):
     """The method's training data, the task's validation split, the embedded base model."""
-    inputs = {"train": training_data(wildcards)}
+    inputs = {"train": training_data_of(wildcards.task, wildcards.method)}
     if "validation" in TASK_DATA[wildcards.task]:
         inputs["validation"] = TASK_DATA[wildcards.task]["validation"]
     if MODELS[wildcards.model]["source"] == "embedded":
@@ -316,10 +316,6 @@ def fairness_report_inputs(wildcards):
     ]
     inputs["training"] = [training_data_of(task, m) for m in TASK_METHODS[task]]
     return inputs
-
-
-def training_data_of(task, method):
-    return TRAINING_DATA[task][METHOD_REGISTRY[method]["data"]]
 
 
 def fairness_training_args(wildcards, input):

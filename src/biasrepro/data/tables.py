@@ -146,3 +146,13 @@ def check_range(values: pd.Series, low: float, high: float, *, file: str | Path,
     if not allow_missing:
         bad |= values.isna()
     reject_rows(bad, values, f"value outside [{low:g}, {high:g}]", file=file, column=column)
+
+
+def check_fractions(frame: pd.DataFrame, columns: Sequence[str], *,
+                    file: str | Path | None = None) -> None:
+    """Identity columns hold rater fractions: numbers in [0, 1], or missing (positional rows)."""
+    for column in columns:
+        values = frame[column].reset_index(drop=True)
+        values.index += 1
+        values = numeric(values, file=file, column=column)
+        check_range(values, 0, 1, file=file, column=column, allow_missing=True)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasrepro.data.tables import check_fractions
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.perturb.counterfactual import Swapper
 from biasrepro.perturb.lexicon import attribute_groups
@@ -137,7 +138,7 @@ def perturbed_training_set(
         if missing:
             raise ConfigError(f"attribute group {missing[0]!r} is not in 'identities'")
         _require(train, ["id", "text", "label", "signature", *identities])
-        _fractions(train, identities)
+        check_fractions(train, identities)
         group_of = train["signature"].astype("string").fillna("").to_numpy(str)
         stat_groups = list(identities)
     else:
@@ -219,17 +220,6 @@ def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
         if column not in frame.columns:
             found = ", ".join(repr(str(c)) for c in frame.columns)
             raise DataError(f"missing required column; columns found: {found}", column=column)
-
-
-def _fractions(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Identity columns hold rater fractions: numbers in [0, 1], or missing."""
-    for column in columns:
-        values = pd.to_numeric(frame[column], errors="coerce")
-        bad = (values.isna() & frame[column].notna()) | (values < 0) | (values > 1)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"identity value {_plain(frame[column].iloc[row])!r} is not a "
-                            "fraction in [0, 1]", row=row + 1, column=column)
 
 
 def _ids(frame: pd.DataFrame, column: str) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasrepro.data.tables import check_fractions
 from biasrepro.errors import DataError
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 from biasrepro.metrics.group_fairness import (
@@ -137,15 +138,7 @@ def dataset_bias(train: pd.DataFrame, attributes: Attributes, *,
     groups = sorted({g for sides in attributes.values() for side in sides.values() for g in side})
     note = ""
     if all(g in train.columns for g in groups):
-        for g in groups:
-            values = pd.to_numeric(train[g], errors="coerce")
-            bad = (values.isna() & train[g].notna()) | (values < 0) | (values > 1)
-            if bad.any():
-                row = int(np.flatnonzero(bad.to_numpy())[0])
-                value = train[g].iloc[row]
-                value = value.item() if isinstance(value, np.generic) else value
-                raise DataError(f"identity value {value!r} is not a fraction "
-                                "in [0, 1]", row=row + 1, column=g)
+        check_fractions(train, groups)
         counts = group_counts(train, groups, identity_threshold)
     elif "gender" in train.columns:
         gender = train["gender"].astype(str)
