@@ -1,0 +1,171 @@
+"""SentenceDebias (Liang et al. 2020) as bias-bench runs it (toxicity paper §6.2, §6.6).
+
+1. **Counterfactual tuples** (:func:`counterfactual_tuples`): each sentence is lowercased and
+   split on single spaces; whenever a word of an attribute tuple occurs (whole token), one
+   tuple is emitted with every occurrence of that word replaced by each member in turn
+   (gender pairs, race and religion triples; ``bias_attribute_words.json``).
+2. **Embeddings** (:func:`embed`): the base encoder's last hidden state, mean-pooled over the
+   attention mask (special tokens included), L2-normalised.
+3. **Subspace** (:func:`bias_subspace`): centre the embeddings within each tuple, stack them,
+   PCA with K components (K = 1 in bias-bench and the paper).
+4. **Projection** (:func:`attach`): a forward hook removes the subspace, ``h − (h·V)V``, from
+   every token's final hidden state — on ``model.encoder`` for a base model or a sequence
+   classifier (so pooler and head see debiased states), on the base model of a masked LM.
+   The hook works out of place (autograd-safe) and returns a handle that removes it.
+
+Deviation from bias-bench, on purpose: the last partial batch of sentences is embedded too
+(bias-bench drops it), so every counterfactual tuple counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biasrepro.errors import DataError, ModelError
+
+#: the size of each attribute's tuples in bias_attribute_words.json
+TUPLE_SIZE = {"gender": 2, "race": 3, "religion": 3}
+
+
+def read_attribute_words(path: str | Path) -> dict[str, list[tuple[str, ...]]]:
+    """bias-bench's ``bias_attribute_words.json``: ``{attribute: [[word, ...], ...]}``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f"cannot read attribute words ({e})", file=path) from None
+    if not isinstance(data, dict):
+        raise DataError("expected a JSON object of attribute -> word tuples", file=path)
+    out = {}
+    for attribute, tuples in data.items():
+        size = TUPLE_SIZE.get(attribute)
+        if not isinstance(tuples, list) or not tuples:
+            raise DataError("expected a non-empty list of word tuples", file=path,
+                            column=attribute)
+        for i, words in enumerate(tuples, start=1):
+            ok = (isinstance(words, list) and all(isinstance(w, str) and w for w in words)
+                  and len(words) == (size or len(tuples[0])) and len(words) >= 2)
+            if not ok:
+                raise DataError(f"tuple {i} must hold {size or 'the same number of'} words",
+                                file=path, row=i, column=attribute)
+        out[attribute] = [tuple(w.lower() for w in words) for words in tuples]
+    return out
+
+
+def counterfactual_tuples(sentences: Iterable[str], word_tuples: Sequence[Sequence[str]]
+                          ) -> list[tuple[str, ...]]:
+    """One tuple per (sentence, occurring attribute word): the sentence with that word, at
+    every occurrence, replaced by each member of its tuple (in the tuple's order)."""
+    out = []
+    for sentence in sentences:
+        tokens = sentence.lower().strip().split(" ")
+        present = set(tokens)
+        for words in word_tuples:
+            for word in words:
+                if word not in present:
+                    continue
+                out.append(tuple(" ".join(w if t == word else t for t in tokens)
+                                 for w in words))
+    return out
+
+
+def embed(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int = 32,
+          max_length: int = 128) -> np.ndarray:
+    """Mean-pooled (attention mask), L2-normalised last hidden states, ``(n, hidden)``."""
+    import torch
+
+    model.eval()
+    device = next(model.parameters()).device
+    rows = []
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            batch = tokenizer(list(texts[start:start + batch_size]), truncation=True,
+                              padding=True, max_length=max_length, return_tensors="pt")
+            batch = {k: v.to(device) for k, v in batch.items()}
+            hidden = _base(model)(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * mask).sum(1) / mask.sum(1)
+            rows.append(torch.nn.functional.normalize(mean, dim=-1).cpu().numpy())
+    return np.concatenate(rows) if rows else np.zeros((0, model.config.hidden_size))
+
+
+def bias_subspace(tuples: Sequence[np.ndarray], n_components: int = 1) -> np.ndarray:
+    """``(K, hidden)`` orthonormal rows: PCA of the embeddings centred within each tuple."""
+    from sklearn.decomposition import PCA
+
+    if not tuples:
+        raise DataError("no counterfactual tuple: none of the attribute words occurs in the "
+                        "corpus")
+    centred = np.concatenate([t - t.mean(axis=0, keepdims=True) for t in tuples])
+    if n_components > min(centred.shape):
+        raise DataError(f"{n_components} components asked of {centred.shape[0]} centred "
+                        f"vectors in {centred.shape[1]} dimensions")
+    return PCA(n_components=n_components).fit(centred).components_.astype(np.float32)
+
+
+def compute_subspace(model: Any, tokenizer: Any, sentences: Iterable[str],
+                     word_tuples: Sequence[Sequence[str]], *, n_components: int = 1,
+                     batch_size: int = 32, max_length: int = 128) -> np.ndarray:
+    """Steps 1–3 of the module docstring for one attribute."""
+    tuples = counterfactual_tuples(sentences, word_tuples)
+    size = len(tuples[0]) if tuples else 0
+    flat = [s for t in tuples for s in t]
+    vectors = embed(model, tokenizer, flat, batch_size=batch_size, max_length=max_length)
+    return bias_subspace([vectors[i:i + size] for i in range(0, len(flat), size)],
+                         n_components)
+
+
+def project_out(hidden: Any, subspace: Any) -> Any:
+    """``h − (h·Vᵀ)V`` for a torch tensor ``h`` (..., d) and orthonormal rows ``V`` (K, d)."""
+    return hidden - (hidden @ subspace.T) @ subspace
+
+
+def _base(model: Any) -> Any:
+    """The base encoder model (BertModel, AlbertModel, RobertaModel) inside ``model``."""
+    prefix = getattr(model, "base_model_prefix", None)
+    return getattr(model, prefix, model) if prefix else model
+
+
+def hook_module(model: Any) -> Any:
+    """Where the projection goes: the base model of a masked LM, else the encoder."""
+    base = _base(model)
+    name = type(model).__name__
+    if name.endswith("ForMaskedLM"):
+        return base
+    if not hasattr(base, "encoder"):
+        raise ModelError(f"{name}: no encoder to attach SentenceDebias to")
+    return base.encoder
+
+
+def attach(model: Any, subspace: np.ndarray | Any) -> Any:
+    """Register the projection hook (module docstring, step 4); returns its handle."""
+    import torch
+
+    module = hook_module(model)
+    param = next(model.parameters())
+    v = torch.as_tensor(np.asarray(subspace), dtype=param.dtype, device=param.device)
+    if v.ndim != 2 or v.shape[1] != model.config.hidden_size:
+        raise ModelError(f"a subspace of shape {tuple(v.shape)} does not fit hidden size "
+                         f"{model.config.hidden_size}")
+
+    def hook(_module: Any, _inputs: Any, output: Any) -> Any:
+        if isinstance(output, tuple):
+            return (project_out(output[0], v.to(output[0].dtype)), *output[1:])
+        output["last_hidden_state"] = project_out(output["last_hidden_state"],
+                                                  v.to(output["last_hidden_state"].dtype))
+        return output
+
+    return module.register_forward_hook(hook)
+
+
+def subspaces_by_attribute(model: Any, tokenizer: Any, sentences: Sequence[str],
+                           words: Mapping[str, Sequence[Sequence[str]]], *,
+                           n_components: int = 1) -> dict[str, np.ndarray]:
+    """:func:`compute_subspace` for every attribute of ``words``."""
+    return {a: compute_subspace(model, tokenizer, sentences, w, n_components=n_components)
+            for a, w in words.items()}

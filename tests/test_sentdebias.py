@@ -1,0 +1,132 @@
+"""SentenceDebias: counterfactual tuples, the PCA subspace, and the projection hook on base,
+masked-LM and sequence-classification models of all three architectures (issue #6, item 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import realdata
+from fixtures.tiny_models import CORPUS
+
+from biasrepro.debias.sentdebias import (
+    attach,
+    bias_subspace,
+    compute_subspace,
+    counterfactual_tuples,
+    embed,
+    hook_module,
+    read_attribute_words,
+)
+from biasrepro.errors import DataError, ModelError
+from biasrepro.models.tokenizers import train_tokenizer
+
+GENDER = [("he", "she"), ("his", "her"), ("man", "woman")]
+RELIGION = [("jewish", "christian", "muslim")]
+
+
+def test_counterfactual_tuples_follow_bias_bench() -> None:
+    tuples = counterfactual_tuples(["He said his car was red .", "No match, he, here",
+                                    "The Muslim shop"], GENDER + RELIGION)
+    assert tuples == [
+        ("he said his car was red .", "she said his car was red ."),
+        ("he said his car was red .", "he said her car was red ."),
+        ("the jewish shop", "the christian shop", "the muslim shop"),
+    ]
+
+
+def test_attribute_words_file(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"gender": [["he", "she"]], "race": [["a", "b", "c"]]}))
+    assert read_attribute_words(path) == {"gender": [("he", "she")],
+                                          "race": [("a", "b", "c")]}
+    path.write_text(json.dumps({"gender": [["he", "she", "they"]]}))
+    with pytest.raises(DataError, match="tuple 1 must hold 2 words"):
+        read_attribute_words(path)
+
+
+def test_real_attribute_words_parse() -> None:
+    words = read_attribute_words(realdata("bias_attribute_words.json"))
+    assert (len(words["gender"]), len(words["race"]), len(words["religion"])) == (57, 6, 6)
+
+
+def test_subspace_recovers_a_planted_direction() -> None:
+    rng = np.random.default_rng(0)
+    direction = np.zeros(8)
+    direction[2] = 1.0
+    tuples = []
+    for _ in range(40):
+        base = rng.normal(size=8)
+        shift = rng.normal() * 3
+        tuples.append(np.stack([base + shift * direction + rng.normal(0, 0.05, 8),
+                                base - shift * direction + rng.normal(0, 0.05, 8)]))
+    v = bias_subspace(tuples, 1)
+    assert v.shape == (1, 8) and abs(abs(v[0, 2]) - 1) < 0.01
+    with pytest.raises(DataError, match="no counterfactual tuple"):
+        bias_subspace([], 1)
+
+
+def _model(kind: str, arch: str):
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForMaskedLM,
+        AutoModelForSequenceClassification,
+    )
+
+    extra = {"embedding_size": 16} if arch == "albert" else {}
+    config = AutoConfig.for_model(arch, vocab_size=120, hidden_size=16, num_hidden_layers=1,
+                                  num_attention_heads=2, intermediate_size=32,
+                                  max_position_embeddings=64, pad_token_id=0, num_labels=2,
+                                  **extra)
+    torch.manual_seed(0)
+    cls = {"base": AutoModel, "mlm": AutoModelForMaskedLM,
+           "clf": AutoModelForSequenceClassification}[kind]
+    return cls.from_config(config).eval()     # no dropout: outputs comparable
+
+
+@pytest.mark.parametrize("arch", ["bert", "albert", "roberta"])
+@pytest.mark.parametrize("kind", ["base", "mlm", "clf"])
+def test_hook_removes_the_subspace_out_of_place(arch: str, kind: str) -> None:
+    model = _model(kind, arch)
+    v = np.zeros((1, 16), dtype=np.float32)
+    v[0, 3] = 1.0
+    ids = torch.tensor([[5, 6, 7, 8, 9]])
+    captured = {}
+    target = hook_module(model)
+    watch = target.register_forward_hook(
+        lambda m, i, o: captured.__setitem__("h", (o[0] if isinstance(o, tuple)
+                                                   else o["last_hidden_state"])))
+    before = model(input_ids=ids)
+    handle = attach(model, v)
+    watch.remove()                       # hooks run in order: watch again after the projection
+    watch = target.register_forward_hook(
+        lambda m, i, o: captured.__setitem__("h", (o[0] if isinstance(o, tuple)
+                                                   else o["last_hidden_state"])))
+    after = model(input_ids=ids)
+    assert torch.allclose(captured["h"][..., 3], torch.zeros(1, 5), atol=1e-6)
+    logits = "logits" if kind != "base" else "last_hidden_state"
+    assert not torch.allclose(before[logits], after[logits])
+    if kind == "clf":                    # fine-tuning through the hook works
+        after["logits"].sum().backward()
+        assert next(model.parameters()).grad is not None
+    handle.remove()
+    again = model(input_ids=ids)
+    assert torch.allclose(before[logits], again[logits], atol=1e-6)
+    with pytest.raises(ModelError, match="does not fit hidden size"):
+        attach(model, np.zeros((1, 8), dtype=np.float32))
+
+
+def test_subspace_from_a_tiny_encoder(tmp_path: Path) -> None:
+    tokenizer = train_tokenizer("bert", CORPUS, vocab_size=300, max_length=128)
+    model = _model("base", "bert")
+    model.resize_token_embeddings(len(tokenizer))
+    sentences = ["he said she would help .", "his film was warm .", "the man fixed it ."] * 4
+    vectors = embed(model, tokenizer, sentences[:5], batch_size=2)
+    assert vectors.shape == (5, 16)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    v = compute_subspace(model, tokenizer, sentences, GENDER, n_components=1, batch_size=4)
+    assert v.shape == (1, 16) and abs(np.linalg.norm(v) - 1) < 1e-5
