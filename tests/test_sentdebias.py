@@ -130,3 +130,42 @@ def test_subspace_from_a_tiny_encoder(tmp_path: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
     v = compute_subspace(model, tokenizer, sentences, GENDER, n_components=1, batch_size=4)
     assert v.shape == (1, 16) and abs(np.linalg.norm(v) - 1) < 1e-5
+
+
+def test_a_saved_subspace_is_reattached_on_load_and_survives_fine_tuning(tmp_path: Path
+                                                                         ) -> None:
+    import pandas as pd
+    from fixtures.tiny_models import tiny_classifier
+
+    from biasrepro.debias import sentdebias
+    from biasrepro.models import finetune
+    from biasrepro.models.load import ModelSpec, load_classifier
+    from biasrepro.models.predict import predict_proba
+
+    base = tiny_classifier(tmp_path / "base", "bert")
+    texts = ["the nurse said she would help", "an engineer fixed his bicycle"]
+    plain = predict_proba(str(base), texts)
+    v = np.zeros((1, 16), dtype=np.float32)
+    v[0, 0] = 1.0
+    sentdebias.save(base, v, {"attribute": "gender", "stage": "upstream"})
+    model, _ = load_classifier(ModelSpec("base", str(base), "bert"), trained_head=True)
+    assert np.array_equal(model.sentdebias[0], v)
+    assert model.sentdebias[1] == {"attribute": "gender", "stage": "upstream"}
+    debiased = predict_proba(str(base), texts)
+    assert not np.allclose(plain, debiased)
+
+    train = tmp_path / "train.parquet"
+    pd.DataFrame({"text": texts * 8, "label": [1, 0] * 8}).to_parquet(train)
+    settings = {"seed": 0, "epochs": 1, "batch_size": 4, "learning_rate": 1e-3,
+                "max_length": 16, "warmup_steps": 0, "weight_decay": 0.0,
+                "early_stopping_patience": None, "eval_fraction": 0.0,
+                "truncation_side": "right"}
+    finetune.finetune(ModelSpec("base", str(base), "bert"), task="sentiment", train=train,
+                      validation=None, settings=settings, out_dir=tmp_path / "tuned",
+                      checkpoint_dir=tmp_path / "ck")
+    saved = sentdebias.load(tmp_path / "tuned")
+    assert saved is not None and np.array_equal(saved[0], v)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / sentdebias.SUBSPACE_FILE).write_text("not safetensors")
+    with pytest.raises(ModelError, match="not a SentenceDebias subspace file"):
+        sentdebias.load(tmp_path / "broken")

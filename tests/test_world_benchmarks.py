@@ -80,3 +80,17 @@ def test_generate_writes_every_file_and_refuses_unknown_groups(tmp_path: Path) -
         benchmarks.generate({"gender": {"robots": ["shiny"]}}, attributes=ATTRS,
                             out_dir=tmp_path / "bad")
     assert not (tmp_path / "bad" / "crows_pairs.csv").exists()
+
+
+def test_the_benchmark_readers_take_the_world_files(tmp_path: Path) -> None:
+    from biasrepro.representation.crows import read_crows
+    from biasrepro.representation.seat import read_seat
+    from biasrepro.representation.stereoset import read_stereoset
+
+    benchmarks.generate(ASSOC, attributes=ATTRS, out_dir=tmp_path)
+    pairs = read_crows(tmp_path / "crows_pairs.csv", ["gender", "race", "religion"])
+    assert len(pairs) == len(benchmarks.crows_pairs(ASSOC))
+    examples = read_stereoset(tmp_path / "stereoset.json")
+    assert [c.word for c in examples[0].candidates] == ["nurse", "engineer", "spoon"]
+    test = read_seat(tmp_path / "seat" / "world-gender.jsonl")
+    assert test.name == "world-gender" and test.targ1.category == "female"

@@ -142,8 +142,38 @@ def hook_module(model: Any) -> Any:
     return base.encoder
 
 
-def attach(model: Any, subspace: np.ndarray | Any) -> Any:
-    """Register the projection hook (module docstring, step 4); returns its handle."""
+#: the file beside a saved model that holds its subspace; loaders re-attach the hook
+SUBSPACE_FILE = "sentdebias.safetensors"
+
+
+def save(directory: str | Path, subspace: np.ndarray, meta: Mapping[str, str]) -> Path:
+    """Write ``subspace`` (and string ``meta``: attribute, stage, source) beside a model."""
+    from safetensors.numpy import save_file
+
+    path = Path(directory) / SUBSPACE_FILE
+    save_file({"subspace": np.ascontiguousarray(subspace, dtype=np.float32)}, str(path),
+              metadata=dict(meta))
+    return path
+
+
+def load(directory: str | Path) -> tuple[np.ndarray, dict[str, str]] | None:
+    """The subspace saved beside a model and its metadata, or None when there is none."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(directory) / SUBSPACE_FILE
+    if not path.is_file():
+        return None
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            return f.get_tensor("subspace"), dict(f.metadata() or {})
+    except (OSError, ValueError, KeyError, SafetensorError) as e:
+        raise ModelError(f"{path}: not a SentenceDebias subspace file ({e})") from None
+
+
+def attach(model: Any, subspace: np.ndarray | Any,
+           meta: Mapping[str, str] | None = None) -> Any:
+    """Register the projection hook (module docstring, step 4); returns its handle. The
+    model remembers the subspace (``model.sentdebias``) so that saving it saves the hook."""
     import torch
 
     module = hook_module(model)
@@ -160,6 +190,7 @@ def attach(model: Any, subspace: np.ndarray | Any) -> Any:
                                                   v.to(output["last_hidden_state"].dtype))
         return output
 
+    model.sentdebias = (np.asarray(subspace, dtype=np.float32), dict(meta or {}))
     return module.register_forward_hook(hook)
 
 

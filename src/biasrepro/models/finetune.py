@@ -306,6 +306,10 @@ def _write_outputs(model: Any, tokenizer: Any, record: dict[str, Any], out_dir: 
     shutil.rmtree(staging, ignore_errors=True)  # left by a run that failed after training
     model.save_pretrained(staging, safe_serialization=True)
     tokenizer.save_pretrained(staging)
+    if getattr(model, "sentdebias", None) is not None:  # the projection trained with it
+        from biasrepro.debias import sentdebias
+
+        sentdebias.save(staging, *model.sentdebias)
     files = sorted(p.name for p in staging.iterdir())
     with atomic_outputs(*(out_dir / f for f in files), out_dir / "training.json") as tmps:
         for name, tmp in zip(files, tmps, strict=False):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +119,36 @@ def load_tokenizer(spec: ModelSpec) -> Any:
         raise _cannot_load(spec, "its tokenizer", e) from None
 
 
+def load_masked_lm(model_dir: str | os.PathLike[str]) -> tuple[Any, Any]:
+    """(masked LM, tokenizer) from a local directory, safetensors weights only; a saved
+    SentenceDebias projection is re-attached, as :func:`load_classifier` does."""
+    from transformers import AutoModelForMaskedLM
+
+    spec = resolve(str(model_dir), None)
+    if not spec.is_local:
+        raise ModelError(f"model {str(model_dir)!r}: not a local model directory")
+    check_checkpoint(spec)
+    tokenizer = load_tokenizer(spec)
+    try:
+        model = AutoModelForMaskedLM.from_pretrained(spec.location, use_safetensors=True)
+    except (OSError, ValueError) as e:
+        raise ModelError(f"model {spec.name!r}: cannot load a masked LM from "
+                         f"{spec.location}: {e}") from None
+    reattach_sentdebias(model, spec)
+    return model, tokenizer
+
+
+def reattach_sentdebias(model: Any, spec: ModelSpec) -> None:
+    """A SentenceDebias model's projection is part of it: put the saved hook back."""
+    from biasrepro.debias import sentdebias
+
+    saved = sentdebias.load(spec.location)
+    if saved is not None:
+        sentdebias.attach(model, *saved)
+        log.info("model %r: SentenceDebias projection re-attached (%s)", spec.name,
+                 saved[1] or "no metadata")
+
+
 def load_classifier(spec: ModelSpec, num_labels: int = 2, *,
                     trained_head: bool = False) -> tuple[Any, Any]:
     """(model, tokenizer) for sequence classification with ``num_labels`` labels.
@@ -159,4 +190,6 @@ def load_classifier(spec: ModelSpec, num_labels: int = 2, *,
             f"model {spec.name!r}: {spec.location} is not a trained sequence classifier "
             f"(architectures {config.architectures}); these weights are not in the "
             f"checkpoint: {', '.join(sorted(info['missing_keys']))}")
+    if spec.is_local:
+        reattach_sentdebias(model, spec)
     return model, load_tokenizer(spec)

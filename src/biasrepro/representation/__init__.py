@@ -1,0 +1,2 @@
+"""Representation bias of masked language models: CrowS-Pairs, StereoSet and SEAT
+(toxicity paper §6.1)."""
