@@ -38,3 +38,9 @@ def test_biasfinder_templates_benchmark_compares_with_the_naive_path() -> None:
 def test_bootstrap_benchmark_compares_with_a_per_resample_loop() -> None:
     out = _run("bootstrap_gaps.py", "--n-per-group", "60", "--resamples", "50")
     assert "speed-up:" in out and "per-resample loop:" in out
+
+
+def test_crows_batching_benchmark_compares_with_one_pass_per_mask() -> None:
+    out = _run("crows_batching.py", "--hidden", "32", "--layers", "1", "--vocab", "500",
+               "--sentences", "3", "--length", "8")
+    assert "speed-up:" in out and "one pass per mask" in out

@@ -110,13 +110,25 @@ def split_tokens(ids1: Sequence[int], ids2: Sequence[int]) -> TokenSplit:
     return split
 
 
+#: the masked-LM head of each architecture (it maps hidden states position by position)
+LM_HEADS = {"BertForMaskedLM": "cls", "RobertaForMaskedLM": "lm_head",
+            "AlbertForMaskedLM": "predictions"}
+
+
+def _lm_head(model: Any) -> Any | None:
+    """The model's masked-LM head module when its architecture is known, else None."""
+    name = LM_HEADS.get(type(model).__name__)
+    return getattr(model, name, None) if name else None
+
+
 def masked_log_probs(model: Any, ids: Sequence[int], positions: Sequence[int], mask_id: int, *,
                      batched: bool = True, token_budget: int = 4096) -> np.ndarray:
     """``log p(ids[p] | ids with p masked)`` for each ``p`` in ``positions`` (float64).
 
     ``batched``: the masked copies go through ``model`` together, at most
-    ``token_budget // len(ids)`` (at least 1) copies per forward pass; otherwise one forward
-    pass per mask, as bias-bench and Nangia et al. do.
+    ``token_budget // len(ids)`` (at least 1) copies per forward pass, and the masked-LM head
+    is applied only at the masked positions (BERT, RoBERTa, ALBERT); otherwise one full
+    forward pass per mask, as bias-bench and Nangia et al. do.
     """
     import torch
 
@@ -126,13 +138,19 @@ def masked_log_probs(model: Any, ids: Sequence[int], positions: Sequence[int], m
     tokens = torch.tensor(list(ids), dtype=torch.long, device=device)
     pos = torch.tensor(list(positions), dtype=torch.long, device=device)
     per_pass = max(1, token_budget // len(ids)) if batched else 1
+    head = _lm_head(model) if batched else None
     out = []
     with torch.inference_mode():
         for start in range(0, len(pos), per_pass):
             chunk = pos[start:start + per_pass]
             rows = tokens.repeat(len(chunk), 1)
-            rows[torch.arange(len(chunk), device=device), chunk] = mask_id
-            logits = model(input_ids=rows).logits[torch.arange(len(chunk), device=device), chunk]
+            picked = torch.arange(len(chunk), device=device)
+            rows[picked, chunk] = mask_id
+            if head is None:
+                logits = model(input_ids=rows).logits[picked, chunk]
+            else:  # the vocabulary projection only where a token is masked
+                hidden = model.base_model(input_ids=rows).last_hidden_state[picked, chunk]
+                logits = head(hidden)
             log_probs = torch.log_softmax(logits.float(), dim=-1)
             out.append(log_probs.gather(1, tokens[chunk][:, None])[:, 0])
     return torch.cat(out).double().cpu().numpy()

@@ -1,0 +1,67 @@
+"""CrowS-Pairs masked scoring: every mask of a sentence in one pass vs one pass per mask.
+
+Issue #6 (speed): ``representation.crows.masked_log_probs`` puts all masked copies of a
+sentence through the encoder together and applies the masked-LM head only at the masked
+positions. The baseline, measured in the same run on the same model and token ids, is what
+bias-bench and Nangia et al. do: one full forward pass per masked token.
+
+The model is a randomly initialised masked LM of the chosen architecture with a real-sized
+vocabulary (the head's cost depends on it); ``--hidden``/``--layers`` set its size (768/12
+is bert-base). Sentences are random token ids of CrowS-like length. The script checks the
+two paths agree and prints the times and the ratio. Seeded; run
+``python benchmarks/crows_batching.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from transformers import AutoConfig, AutoModelForMaskedLM
+
+from biasrepro.representation.crows import masked_log_probs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default="bert", choices=["bert", "roberta", "albert"])
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--vocab", type=int, default=30522)
+    parser.add_argument("--sentences", type=int, default=40)
+    parser.add_argument("--length", type=int, default=20, help="tokens per sentence")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    extra = {"embedding_size": 128} if args.arch == "albert" else {}
+    config = AutoConfig.for_model(args.arch, vocab_size=args.vocab, hidden_size=args.hidden,
+                                  num_hidden_layers=args.layers,
+                                  num_attention_heads=max(1, args.hidden // 64),
+                                  intermediate_size=4 * args.hidden,
+                                  max_position_embeddings=args.length + 8, **extra)
+    model = AutoModelForMaskedLM.from_config(config).eval()
+    rng = np.random.default_rng(0)
+    sentences = [rng.integers(5, args.vocab, args.length).tolist()
+                 for _ in range(args.sentences)]
+    positions = list(range(1, args.length - 1))      # every token but the first and last
+
+    timings, results = {}, {}
+    for name, batched in (("one pass per mask", False), ("batched", True)):
+        start = time.perf_counter()
+        results[name] = [masked_log_probs(model, ids, positions, 4, batched=batched)
+                         for ids in sentences]
+        timings[name] = time.perf_counter() - start
+    diff = max(float(np.max(np.abs(a - b))) for a, b in
+               zip(results["one pass per mask"], results["batched"], strict=True))
+    masks = len(sentences) * len(positions)
+    print(f"{args.arch}: hidden {args.hidden}, {args.layers} layers, vocabulary {args.vocab}; "
+          f"{len(sentences)} sentences x {len(positions)} masks ({masks} masked tokens)")
+    for name, seconds in timings.items():
+        print(f"  {name:18s} {seconds:7.2f} s  ({masks / seconds:8.1f} masked tokens/s)")
+    print(f"max |log-probability difference|: {diff:.2e}")
+    print(f"speed-up: {timings['one pass per mask'] / timings['batched']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
