@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import realdata
-from fixtures.tiny_models import CORPUS
+from fixtures.tiny_models import CORPUS, tiny_masked_lm
 
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.representation.crows import (
@@ -221,28 +221,12 @@ REAL_PAIRS = [
 ]
 
 
-def _tiny_masked_lm(out_dir: Path, arch: str) -> Path:
-    from transformers import AutoConfig, AutoModelForMaskedLM
-
-    from biasrepro.models.tokenizers import train_tokenizer
-
-    tokenizer = train_tokenizer(arch, TEXTS, vocab_size=400, max_length=64)
-    config = AutoConfig.for_model(
-        arch, vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32, max_position_embeddings=66,
-        pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    AutoModelForMaskedLM.from_config(config).save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    return out_dir
-
-
 @pytest.fixture(scope="module")
 def tiny_mlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("mlm")
     # the RoBERTa directory's name must not decide anything: call it "bert-like"
-    return {"bert": _tiny_masked_lm(root / "bert", "bert"),
-            "roberta": _tiny_masked_lm(root / "bert-like", "roberta")}
+    return {"bert": tiny_masked_lm(root / "bert", "bert", TEXTS),
+            "roberta": tiny_masked_lm(root / "bert-like", "roberta", TEXTS)}
 
 
 @pytest.mark.parametrize("arch", ["bert", "roberta"])

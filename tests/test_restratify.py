@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.tiny_models import tiny_masked_lm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.perturb.restratify import RETRIES, make_augmenter, needed, restratify
@@ -236,22 +237,8 @@ CORPUS = [text for text, _, _ in ROWS] * 10
 
 @pytest.fixture(scope="module", params=["bert", "roberta"])
 def masked_lm(request, tmp_path_factory) -> Path:
-    import torch
-    from transformers import AutoConfig, AutoModelForMaskedLM
-
-    from biasrepro.models.tokenizers import train_tokenizer
-
-    arch = request.param
-    out = tmp_path_factory.mktemp(f"{arch}-mlm")
-    tokenizer = train_tokenizer(arch, CORPUS, vocab_size=400, max_length=64)
-    config = AutoConfig.for_model(
-        arch, vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32, max_position_embeddings=66,
-        pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    AutoModelForMaskedLM.from_config(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return tiny_masked_lm(tmp_path_factory.mktemp(f"{request.param}-mlm"), request.param,
+                          CORPUS)
 
 
 def _words(text: str) -> set[str]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import realdata
-from fixtures.tiny_models import CORPUS
+from fixtures.tiny_models import CORPUS, tiny_masked_lm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.representation import seat
@@ -224,21 +224,8 @@ TEXTS = ["This is John.", "Amy is here.",
 @pytest.fixture(scope="module", params=["bert", "roberta"])
 def tiny_mlm(request, tmp_path_factory) -> Path:
     """A random 1-layer masked LM of the architecture, saved like a real checkpoint."""
-    from transformers import AutoConfig, AutoModelForMaskedLM
-
-    from biasrepro.models.tokenizers import train_tokenizer
-
-    arch = request.param
-    out = tmp_path_factory.mktemp(arch)
-    tokenizer = train_tokenizer(arch, CORPUS, vocab_size=300, max_length=128)
-    config = AutoConfig.for_model(
-        arch, vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32, max_position_embeddings=130,
-        pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    AutoModelForMaskedLM.from_config(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return tiny_masked_lm(tmp_path_factory.mktemp(request.param), request.param, CORPUS,
+                          vocab_size=300, max_length=128)
 
 
 def one_at_a_time(model, tokenizer, texts):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from fixtures.tiny_models import CORPUS
+from fixtures.tiny_models import CORPUS, tiny_masked_lm
 
 from biasrepro.errors import DataError, ModelError
 from biasrepro.models.tokenizers import train_tokenizer
@@ -208,29 +208,13 @@ def test_left_to_right_fill_mean_probability(tmp_path: Path) -> None:
 # --- tiny real masked LMs ------------------------------------------------------------
 
 
-def _tiny_mlm(out_dir: Path, arch: str) -> Path:
-    from transformers import AutoConfig, AutoModelForMaskedLM
-
-    examples = read_stereoset(FIXTURE)
-    texts = CORPUS + [c.sentence for e in examples for c in e.candidates]
-    tokenizer = train_tokenizer(arch, texts, vocab_size=400, max_length=64)
-    config = AutoConfig.for_model(
-        arch, vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=66 if arch == "roberta" else 64,
-        pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    AutoModelForMaskedLM.from_config(config).save_pretrained(out_dir, safe_serialization=True)
-    tokenizer.save_pretrained(out_dir)
-    return out_dir
-
-
 @pytest.fixture(scope="module")
 def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     # directory names without "roberta": the leading-space rule must not read the path
     root = tmp_path_factory.mktemp("mlm")
-    return {arch: _tiny_mlm(root / f"model{i}", arch) for i, arch in enumerate(("bert",
-                                                                              "roberta"))}
+    texts = CORPUS + [c.sentence for e in read_stereoset(FIXTURE) for c in e.candidates]
+    return {arch: tiny_masked_lm(root / f"model{i}", arch, texts)
+            for i, arch in enumerate(("bert", "roberta"))}
 
 
 def _reference(model_dir: Path, examples: list[Example], leading_space: bool) -> np.ndarray:
