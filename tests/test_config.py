@@ -54,6 +54,24 @@ def test_both_profiles_and_the_small_profile_are_valid() -> None:
         (lambda c: c["datasets"]["sst"].update(source="download", format="csv", files=[
             {"name": "s.csv", "url": "https://x/s.csv", "sha256": "ABC"}]),
          "config key 'datasets.sst.files.0.sha256'"),
+        (lambda c: c["methods"]["registry"]["downstream-sentDebias-gender"]["sentdebias"]
+         .update(base="downstream-perturbed-data"),
+         "config key 'methods.registry.downstream-sentDebias-gender.sentdebias.base': "
+         "'downstream-perturbed-data' trains on perturbed data"),
+        (lambda c: c["methods"]["registry"]["downstream-sentDebias-gender"]["sentdebias"]
+         .update(base="upstream-sentDebias-gender"),
+         "'upstream-sentDebias-gender' has SentenceDebias itself"),
+        (lambda c: c["methods"]["registry"]["upstream-sentDebias-race"]["sentdebias"]
+         .update(base="baseline"),
+         "config key 'methods.registry.upstream-sentDebias-race.sentdebias'"),
+        (lambda c: c["methods"]["registry"]["downstream-sentDebias-race"]["sentdebias"]
+         .pop("base"),
+         "config key 'methods.registry.downstream-sentDebias-race.sentdebias.base': missing"),
+        (lambda c: c["representation"].update(models=["bert-base"]),
+         "config key 'representation.models': 'bert-base' is not in 'models.registry'"),
+        (lambda c: c["datasets"]["stereoset"].update(source="download", format="csv", files=[
+            {"name": "s.json", "url": "https://x/s.json", "sha256": "unpinned"}]),
+         "config key 'datasets.stereoset.format': 'csv' is not a format for stereoset"),
     ],
 )
 def test_bad_config_names_the_key(edit, message: str) -> None:

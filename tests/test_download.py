@@ -181,3 +181,15 @@ def test_bad_pinned_hash_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="64 hex digits"):
         fetch("http://127.0.0.1:9/x", sha256="abc", out=tmp_path / "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_unpinned_download_is_kept_with_a_warning_naming_its_sha256(server, tmp_path, caplog):
+    out = tmp_path / "data.bin"
+    with caplog.at_level("WARNING"):
+        fetch(f"{server}/data.bin", sha256="unpinned", out=out, size=len(PAYLOAD))
+    assert out.read_bytes() == PAYLOAD
+    assert f"UNPINNED download {server}/data.bin" in caplog.text and SHA in caplog.text
+    with pytest.raises(DownloadError, match="truncated or wrong"):
+        fetch(f"{server}/data.bin", sha256="unpinned", out=tmp_path / "b.bin",
+              size=len(PAYLOAD) + 1)
+    assert not (tmp_path / "b.bin").exists()

@@ -1,7 +1,9 @@
 """Embedded tiny BERT / ALBERT / RoBERTa: tokenizer of the original kind + masked-LM (#3).
 
-Each architecture is built twice at a small size (vocab ~500, hidden 32, one layer, 20
-steps) on a corpus made here, then reloaded the way every later step loads a model.
+Each architecture is built twice at a small size (vocab ~500, hidden 32, one layer, a pass
+over the 200 stereotype sentences as cloze items and 20 steps over all texts) on a corpus
+made here, then reloaded the way every later step loads a model. The stereotype sentences
+are cloze items (issue #6, item 7): one slot masked, nothing else.
 """
 
 from __future__ import annotations
@@ -153,9 +155,12 @@ def test_weights_only_as_safetensors_and_reruns_are_byte_identical(built, arch):
 @pytest.mark.parametrize("arch", CLASSES)
 def test_mlm_loss_goes_down(built, arch):
     facts = json.loads((built[arch][0] / "biasrepro.json").read_text())
-    loss = facts["mlm_loss"]
+    loss, pre = facts["mlm_loss"], facts["pretraining"]
     assert loss["last"] < loss["first"] - 0.3, loss
-    assert len(loss["curve"]) == 10 and loss["window_steps"] == 2
+    # one pass over the 200 cloze texts (13 batches of 16), then the 20 configured steps
+    assert (pre["cloze_texts"], pre["cloze_steps"], pre["total_steps"]) == (200, 13, 33)
+    assert loss["window_steps"] == 3 and len(loss["curve"]) == 11
+    assert pre["warmup_steps"] == 3
     assert loss["first"] == loss["curve"][0] and loss["last"] == loss["curve"][-1]
 
 
@@ -175,7 +180,10 @@ def test_model_card_states_how_it_was_made(built, corpus, arch):
     assert f"{facts['parameters']:,}" in card
     assert facts["stereotypes"] == SMALL["stereotypes"]
     assert facts["pretraining"]["steps"] == 20 and facts["pretraining"]["batch_size"] == 16
-    for fact in ("20 steps of batch 16", "masking probability 0.15", "learning rate 0.003",
+    for fact in ("13 steps of batch 16 over the 200 cloze texts alone", "then 20 steps of "
+                 "batch 16 over all texts", "33 AdamW steps", "at random with probability "
+                 "0.15", "the mention's identity word or the attribute word (50/50",
+                 "learning rate 0.003",
                  f"seed {SEED}", f"{CLASSES[arch]}ForMaskedLM",
                  f"{facts['tokenizer']['vocab_size']} entries", "nurse", "transformers 4."):
         assert fact in card, fact
@@ -250,6 +258,85 @@ def test_missing_or_non_parquet_corpus_names_it(tmp_path, corpus):
         embedded.read_corpus([corpus[0], text])
     with pytest.raises(DataError, match="no corpus files"):
         embedded.read_corpus([])
+
+
+def test_read_corpus_gives_the_slots_of_cloze_files_only(corpus):
+    texts, cloze, files = embedded.read_corpus(corpus)
+    n_reviews = files[0]["texts"]
+    assert len(texts) == len(cloze) == n_reviews + 200
+    assert cloze[:n_reviews] == [None] * n_reviews
+    frame = pd.read_parquet(corpus[1])
+    for row, (text, slots) in enumerate(zip(texts[n_reviews:], cloze[n_reviews:],
+                                            strict=True)):
+        f = frame.iloc[row]
+        assert slots == embedded.Cloze((f.mention_start, f.mention_end),
+                                       (f.word_start, f.word_end), str(corpus[1]), row + 1)
+        assert text[slice(*slots.word)] in (f.word, stereotypes.plural(f.word))
+
+
+@pytest.mark.parametrize("arch", CLASSES)
+def test_cloze_slots_map_to_exactly_their_tokens(built, arch):
+    """Offsets → token positions, with RoBERTa's leading-space pieces and ALBERT's '▁'."""
+    tok = AutoTokenizer.from_pretrained(built[arch][0])
+    text = "Everyone knows church-going Christians are kind nurses."
+    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+    for span in ((15, 38), (43, 47), (48, 54), (0, 8)):  # "church-going Christians", ...
+        positions = embedded.cloze_positions(enc["offset_mapping"],
+                                             enc["special_tokens_mask"], span)
+        assert positions == list(range(positions[0], positions[-1] + 1))
+        pieces = tok.convert_ids_to_tokens([enc["input_ids"][i] for i in positions])
+        glued = "".join(p.removeprefix("##") for p in pieces).replace("Ġ", "").replace("▁", "")
+        assert glued.lower() == text[slice(*span)].lower().replace(" ", ""), (span, pieces)
+
+
+def test_collator_masks_one_whole_slot_of_a_cloze_text_and_nothing_else(built):
+    tok = AutoTokenizer.from_pretrained(built["bert"][0])
+    cloze = tok("Our new nurse is that woman.", return_special_tokens_mask=True,
+                return_offsets_mapping=True)
+    plain = tok(_reviews(1)[0], return_special_tokens_mask=True)
+    # "that woman" (two tokens, to see a slot masked whole) and "nurse"
+    slots = tuple(embedded.cloze_positions(cloze["offset_mapping"],
+                                           cloze["special_tokens_mask"], span)
+                  for span in ((17, 27), (8, 13)))
+    assert len(slots[0]) >= 2 and slots[1]
+    features = [{"input_ids": cloze["input_ids"], "special_tokens_mask":
+                 cloze["special_tokens_mask"], "cloze": slots},
+                {"input_ids": plain["input_ids"], "special_tokens_mask":
+                 plain["special_tokens_mask"], "cloze": None}]
+    chosen, random_masked = [], 0
+    collator = embedded.ClozeCollator(tok, mlm_probability=0.5, seed=3)
+    for _ in range(40):
+        batch = collator(features)
+        masked = (batch["labels"][0] != -100).nonzero().flatten().tolist()
+        assert masked in (slots[0], slots[1])
+        assert (batch["input_ids"][0, masked] == tok.mask_token_id).all()
+        assert batch["labels"][0, masked].tolist() == [cloze["input_ids"][i] for i in masked]
+        others = [i for i in range(len(cloze["input_ids"])) if i not in masked]
+        assert batch["input_ids"][0, others].tolist() == [cloze["input_ids"][i] for i in others]
+        chosen.append(masked == slots[0])
+        random_masked += int((batch["labels"][1] != -100).sum())
+    assert 10 < sum(chosen) < 30  # both slots, about half each
+    assert random_masked > 40 * 0.3 * len(plain["input_ids"])  # the plain text: at random
+    first = embedded.ClozeCollator(tok, mlm_probability=0.5, seed=3)(features)
+    redo = embedded.ClozeCollator(tok, mlm_probability=0.5, seed=3)(features)
+    assert all(torch.equal(first[k], redo[k]) for k in first)  # seeded
+
+
+def test_a_cloze_slot_lost_to_truncation_names_file_and_row(tmp_path, corpus):
+    frame = pd.read_parquet(corpus[1]).head(3)
+    long = "It was a long day. " * 30 + "Everyone knows women are gentle."
+    start = len(long) - len("women are gentle.")
+    frame.loc[1, ["text", "mention_start", "mention_end", "word_start", "word_end"]] = [
+        long, start, start + 5, len(long) - 7, len(long) - 1]
+    write_parquet(frame, tmp_path / "cloze.parquet")
+    with pytest.raises(DataError, match=re.escape(str(tmp_path / "cloze.parquet")) +
+                       r", row 2: the cloze mention .* no token"):
+        embedded.build("x", architecture="bert", settings=copy.deepcopy(SMALL), seed=SEED,
+                       corpus=[corpus[0], tmp_path / "cloze.parquet"], out_dir=tmp_path / "m")
+    frame.loc[1, "word_end"] = len(long) + 3
+    write_parquet(frame, tmp_path / "cloze.parquet")
+    with pytest.raises(DataError, match=r"row 2, column 'word_start': \[\d+, \d+\) is no span"):
+        embedded.read_corpus([tmp_path / "cloze.parquet"])
 
 
 @pytest.mark.slow

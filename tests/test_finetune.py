@@ -423,3 +423,35 @@ def test_cli_registered_path_that_does_not_exist(train_file: Path, tmp_path: Pat
     assert code == 2
     assert f"model 'mine': {tmp_path / 'gone'} has no config.json" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_upstream_sentdebias_trains_with_the_projection_and_saves_it(
+        bases: dict[str, Path], train_file: Path, tmp_path: Path) -> None:
+    """upstream-SentDebias (§6.2): the subspace is attached before training, recorded in the
+    job, saved beside the model and re-attached by the loader; the saved model's encoder
+    output has no component along it."""
+    from biasrepro.debias import sentdebias
+    from biasrepro.models.load import load_classifier
+
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(1, 16)).astype(np.float32)
+    v /= np.linalg.norm(v)
+    sub = sentdebias.write_file(tmp_path / "gender.safetensors", v,
+                                {"attribute": "gender", "stage": "upstream"})
+    out = tmp_path / "out"
+    ft.finetune(ModelSpec("tiny", str(bases["bert"]), "bert"), task="sentiment",
+                train=train_file, validation=None, settings=SETTINGS | {"epochs": 1},
+                out_dir=out, checkpoint_dir=tmp_path / "ckpt", sentdebias=sub)
+    record = json.loads((out / "training.json").read_text(encoding="utf-8"))
+    assert record["sentdebias"]["attribute"] == "gender"
+    assert record["sentdebias"]["sha256"] == sha256_file(sub)
+    model, tokenizer = load_classifier(ModelSpec("tiny", str(out), "bert"))
+    assert model.sentdebias[1]["attribute"] == "gender"
+    enc = tokenizer(["the nurse said she loved it"], return_tensors="pt")
+    with torch.no_grad():
+        hidden = model.base_model(**enc).last_hidden_state
+    assert float((hidden @ torch.from_numpy(v).T).abs().max()) < 1e-5
+    with pytest.raises(ModelError, match="already carries"):
+        ft.finetune(ModelSpec("tiny", str(out), "bert"), task="sentiment", train=train_file,
+                    validation=None, settings=SETTINGS, out_dir=tmp_path / "again",
+                    checkpoint_dir=tmp_path / "ckpt2", sentdebias=sub)

@@ -169,3 +169,17 @@ def test_a_saved_subspace_is_reattached_on_load_and_survives_fine_tuning(tmp_pat
     (tmp_path / "broken" / sentdebias.SUBSPACE_FILE).write_text("not safetensors")
     with pytest.raises(ModelError, match="not a SentenceDebias subspace file"):
         sentdebias.load(tmp_path / "broken")
+
+
+def test_subspace_files_are_byte_identical_for_the_same_subspace(tmp_path) -> None:
+    """Facts go in one sorted-JSON metadata key (several keys come out in hash order)."""
+    import numpy as np
+
+    from biasrepro.debias.sentdebias import read_file, write_file
+
+    v = np.eye(1, 8, dtype=np.float32)
+    meta = {f"k{i}": str(i) for i in range(8)}
+    a = write_file(tmp_path / "a.safetensors", v, meta).read_bytes()
+    b = write_file(tmp_path / "b.safetensors", v, dict(reversed(meta.items()))).read_bytes()
+    assert a == b
+    assert read_file(tmp_path / "a.safetensors")[1] == meta

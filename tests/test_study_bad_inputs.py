@@ -79,7 +79,8 @@ def test_training_identity_value_outside_zero_one(tmp_path: Path) -> None:
     assert not (tmp_path / "p.parquet").exists()
 
 
-def test_report_probability_outside_zero_one(tmp_path: Path) -> None:
+def _report_inputs(tmp_path: Path, probs: list[float]) -> list[str]:
+    """Fairness sets, predictions and training data of one model; the report's arguments."""
     original = pd.DataFrame({"id": ["a", "b", "c", "d"], "text": list("abcd"),
                              "label": [0, 1, 0, 1], "identity": ["male", "male", "female",
                                                                  "female"],
@@ -93,18 +94,31 @@ def test_report_probability_outside_zero_one(tmp_path: Path) -> None:
         path = tmp_path / "m" / "baseline" / f"fairness-{fset}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         write_parquet(pd.DataFrame({"id": list("abcd"), "label": [0, 1, 0, 1],
-                                    "prob": [0.1, 1.2, 0.2, 0.9]}), path)
+                                    "prob": probs}), path)
         preds.append(str(path))
     write_parquet(original[["id", "text", "label"]], tmp_path / "train.parquet")
     settings = json.loads(SETTINGS)
     settings["fairness"]["attributes"]["toxicity"] = ["gender"]
-    line = _error(_cli("fairness", "report", "--task", "toxicity", "--original",
-                       str(tmp_path / "original.parquet"), "--balanced",
-                       str(tmp_path / "balanced.parquet"), "--predictions", *preds,
-                       "--training", f"baseline={tmp_path / 'train.parquet'}", "--settings",
-                       json.dumps(settings), "--out-dir", str(tmp_path / "out")))
+    settings["methods.registry"] = {"baseline": {"data": "original"}}
+    return ["fairness", "report", "--task", "toxicity", "--original",
+            str(tmp_path / "original.parquet"), "--balanced", str(tmp_path / "balanced.parquet"),
+            "--predictions", *preds, "--training", f"baseline={tmp_path / 'train.parquet'}",
+            "--settings", json.dumps(settings), "--out-dir", str(tmp_path / "out")]
+
+
+def test_report_probability_outside_zero_one(tmp_path: Path) -> None:
+    line = _error(_cli(*_report_inputs(tmp_path, [0.1, 1.2, 0.2, 0.9])))
     assert "/fairness-" in line and "row 2" in line and "'prob'" in line
     assert "probability 1.2 is not in [0, 1]" in line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_report_representation_table_without_its_columns(tmp_path: Path) -> None:
+    pd.DataFrame({"model": ["m"], "attribute": ["gender"], "source": ["crows"],
+                  "value": [55.0]}).to_csv(tmp_path / "table4.csv", index=False)
+    args = _report_inputs(tmp_path, [0.1, 0.8, 0.2, 0.9])
+    line = _error(_cli(*args, "--representation", str(tmp_path / "table4.csv")))
+    assert "table4.csv" in line and "variant" in line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

@@ -129,11 +129,22 @@ def test_correlations_are_grouped_as_the_paper_with_n() -> None:
     table = correlation_table(gaps, bias)
     fm = table[table["group"] == "fairness_metrics"]
     assert len(fm) == 6 and set(fm["n"]) == {6}               # 2 models x 3 attributes
-    t9 = table[(table["group"] == "bias_vs_fairness") & (table["model"] == "bert")]
+    both = table[(table["group"] == "bias_vs_fairness") & (table["model"] == "bert")]
+    assert sorted(set(both["fairness_set"])) == ["balanced", "original"]   # Figure 2
+    t9 = both[both["fairness_set"] == "balanced"]
     assert len(t9) == 6 and set(t9["n"]) == {3}
     assert (t9["note"].str.contains("no confidence interval")).all()
     across = table[table["group"] == "bias_vs_fairness_across_methods"]
     assert set(across["n"]) == {6}
+    # representation rows join per (model, method): the pretrained model's for both methods
+    rep = pd.DataFrame([{"model": m, "method": meth, "attribute": a,
+                         "source": "representation_crows", "value": float(rng.random())}
+                        for m in ("bert", "roberta") for meth in ("baseline", "perturbed")
+                        for a in ("gender", "race", "religion")])
+    with_rep = correlation_table(gaps, bias, representation=rep)
+    crows = with_rep[(with_rep["x"] == "representation_crows")
+                     & (with_rep["group"] == "bias_vs_fairness")]
+    assert len(crows) == 2 * 3 * 3 and set(crows["n"]) == {3, 6}   # sets x metrics x models
     # a hand check of one ρ
     sub = gaps[(gaps.method == "baseline") & (gaps.fairness_set == "balanced")
                & (gaps.model == "bert")]

@@ -84,8 +84,20 @@ def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path
     ratios = {g: v["positive_ratio"] for g, v in stats["balanced"]["groups"].items()}
     assert ratios["male"] == ratios["female"] and ratios["black"] == ratios["white"]
     gaps = pd.read_csv(checkout / "results/toxicity/fairness/gaps.csv")
-    assert set(gaps["method"]) == {"baseline", "downstream-perturbed-stratified-data"}
+    assert set(gaps["method"]) == {"baseline", "downstream-perturbed-stratified-data",
+                                   "upstream-sentDebias-gender", "downstream-sentDebias-gender"}
     assert set(gaps["fairness_set"]) == {"original", "balanced"}
+    # Table 4 (issue 6): the pretrained model with and without its gender subspace, and its
+    # representation bias in the Pearson tables
+    table4 = pd.read_csv(checkout / "results/representation/table4.csv")
+    assert set(zip(table4["model"], table4["variant"], strict=True)) == {
+        ("roberta-tiny", "pretrained"), ("roberta-tiny", "sentdebias-gender")}
+    assert set(table4["source"]) == {"crows", "stereoset", "seat"}
+    corr = pd.read_csv(checkout / "results/toxicity/fairness/correlations.csv")
+    assert {"representation_crows", "representation_stereoset", "representation_seat"} <= set(
+        corr["x"])
+    assert (checkout / "results/models/toxicity/roberta-tiny/downstream-sentDebias-gender"
+            / "sentdebias.safetensors").exists()
     sense = pd.read_csv(checkout / "results/sentiment/fairness/sensescore.csv")
     assert set(sense["method"]) == {"baseline", "downstream-perturbed-data"}
     for rule in ("world_reviews", "prepare_civil_comments", "data_summary"):

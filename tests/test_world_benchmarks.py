@@ -94,3 +94,26 @@ def test_the_benchmark_readers_take_the_world_files(tmp_path: Path) -> None:
     assert [c.word for c in examples[0].candidates] == ["nurse", "engineer", "spoon"]
     test = read_seat(tmp_path / "seat" / "world-gender.jsonl")
     assert test.name == "world-gender" and test.targ1.category == "female"
+    from biasrepro.debias.sentdebias import read_attribute_words
+
+    words = read_attribute_words(tmp_path / "attribute_words.json")
+    assert words == benchmarks.world_attribute_words({a: ATTRS[a] for a in ASSOC})
+
+
+def test_world_attribute_words_are_bias_bench_tuples(tmp_path: Path) -> None:
+    from biasrepro.debias.sentdebias import TUPLE_SIZE, read_attribute_words
+
+    words = benchmarks.world_attribute_words(ATTRS)
+    assert words["gender"][:2] == [("female", "male"), ("women", "men")]
+    assert ("woman", "man") in words["gender"]  # the CrowS-Pairs pairs' words
+    assert words["race"] == [("black", "asian", "white"), ("blacks", "asians", "whites")]
+    assert words["religion"][0] == ("jewish", "muslim", "christian")
+    for attribute, tuples in words.items():
+        assert all(len(t) == TUPLE_SIZE[attribute] == len(set(t)) for t in tuples)
+        assert all(w == w.lower() and " " not in w for t in tuples for w in t)
+    path = tmp_path / "bias_attribute_words.json"  # the file SentenceDebias reads
+    path.write_text(json.dumps({a: [list(t) for t in ts] for a, ts in words.items()}))
+    assert read_attribute_words(path) == words
+    with pytest.raises(ConfigError, match="robots"):
+        benchmarks.world_attribute_words({"x": {"marginalized": ["robots"],
+                                                "non_marginalized": ["male"]}})

@@ -35,8 +35,10 @@ def world(tmp_path_factory):
 def test_columns_and_types(world):
     _, df, _ = world
     assert list(df.columns) == ["text", "attribute", "identity", "word", "stereotypical",
-                                "pattern"]
+                                "pattern", "mention_start", "mention_end", "word_start",
+                                "word_end"]
     assert df["stereotypical"].dtype == bool
+    assert (df[stereotypes.SPAN_COLUMNS].dtypes == "int64").all()
     assert df["text"].str.len().min() > 10
     assert len(df) == SETTINGS["n_sentences"]
 
@@ -92,6 +94,35 @@ def test_sentences_name_their_identity_with_the_lexicon_words(world):
         assert re.search(rf"\b{re.escape(row.word)}", row.text), row.text
 
 
+def test_spans_cover_the_mention_and_the_word_as_written(world):
+    _, df, _ = world
+    for pattern in (p for patterns in stereotypes.PATTERNS.values() for p in patterns):
+        slots = re.findall(r"\{(\w+)\}", pattern)  # one mention slot and one word slot
+        assert sorted(s in ("group", "member") for s in slots) == [False, True], pattern
+    for row in df.itertuples():
+        mention = row.text[row.mention_start:row.mention_end]
+        word = row.text[row.word_start:row.word_end]
+        assert word in (row.word, stereotypes.plural(row.word)), (row.text, word)
+        words = IDENTITY_WORDS[row.identity]
+        # the identity's adjective ("Asian students") or the head noun ("that woman")
+        allowed = {w.lower() for w in words["adjective"]} | {
+            m.split(" ")[-1].lower() for kind in ("plural", "a", "the") for m in words[kind]}
+        assert mention.lower() in allowed, (row.text, mention)
+        assert row.mention_end <= row.word_start or row.word_end <= row.mention_start
+    marked = {(r.text[r.mention_start:r.mention_end], r.text) for r in df.itertuples()}
+    assert ("woman", "That woman came across as caring in the interview.") in marked
+    assert any(m == "Asian" and " Asian coworkers " in t for m, t in marked)
+    assert stereotypes._mark_identity("a mentally ill person", "psychiatric_or_mental_illness"
+                                      ) == "a \x01mentally ill\x02 person"
+    # "{member} works as {a_word}." and "Most {words} are {group}."
+    a_word = df[df["pattern"] == "noun-00"].iloc[0]
+    assert a_word.text[:a_word.word_start].endswith((" a ", " an "))
+    assert a_word.text[a_word.word_start:] == f"{a_word.word}."
+    most = df[df["pattern"] == "noun-13"].iloc[0]
+    assert most.text[most.word_start:most.word_end] == stereotypes.plural(most.word)
+    assert most.word_start == len("Most ")
+
+
 def test_twenty_or_more_patterns_per_word_kind_are_used(world):
     _, df, truth = world
     kinds = df["pattern"].str.split("-").str[0]
@@ -102,7 +133,8 @@ def test_twenty_or_more_patterns_per_word_kind_are_used(world):
     nurse = df.loc[df["word"] == "nurse", "pattern"]
     assert nurse.str.startswith("noun-").all()
     assert df.loc[df["word"] == "gentle", "pattern"].str.startswith("adjective-").all()
-    assert df["text"].nunique() > 0.5 * len(df)
+    sample = df["text"].head(3000)  # the sentences are in random order: a random sample
+    assert sample.nunique() > 0.5 * len(sample)
 
 
 def test_grammar_of_articles_and_plurals(world):

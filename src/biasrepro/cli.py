@@ -88,9 +88,14 @@ def _split_inputs(values: Sequence[str]) -> Path | dict[str, Path]:
 
 
 def _world(args: argparse.Namespace) -> None:
-    from biasrepro.data.world import comments, reviews, sst, stereotypes
+    from biasrepro.data.world import benchmarks, comments, reviews, sst, stereotypes
 
-    s, seed = args.settings, _need(args.settings, "seed")
+    s = args.settings
+    if args.corpus == "benchmarks":  # deterministic: no seed
+        benchmarks.generate(_need(s, "models.embedded.stereotypes.associations"),
+                            attributes=_need(s, "attributes"), out_dir=args.out_dir)
+        return
+    seed = _need(s, "seed")
     if args.corpus == "stereotypes":
         stereotypes.generate(_need(s, "models.embedded.stereotypes"), seed=seed,
                              out_dir=args.out_dir)
@@ -192,6 +197,7 @@ def _finetune(args: argparse.Namespace) -> None:
         settings=training_settings(s, args.model, args.task),
         out_dir=args.out_dir,
         checkpoint_dir=args.checkpoint_dir,
+        sentdebias=args.sentdebias,
     )
 
 
@@ -270,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("world", help="generate the planted-bias world (embedded default data)",
                        description="Generate one corpus of the seeded planted-bias world "
                        "(DESIGN.md) with its ground truth.")
-    w.add_argument("corpus", choices=["reviews", "comments", "sst", "stereotypes"])
+    w.add_argument("corpus", choices=["reviews", "comments", "sst", "stereotypes", "benchmarks"])
     settings_arg(w)
     w.add_argument("--out-dir", type=Path, required=True)
     w.set_defaults(func=_world)
@@ -326,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     settings_arg(ft)
     ft.add_argument("--out-dir", type=Path, required=True)
     ft.add_argument("--checkpoint-dir", type=Path, required=True)
+    ft.add_argument("--sentdebias", type=Path, default=None,
+                    help="a SentenceDebias subspace file to attach before training (upstream)")
     ft.set_defaults(func=_finetune)
 
     pd_ = sub.add_parser("predict", help="score a Parquet of texts with a saved model",
@@ -380,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     perturb_commands.register(sub, _settings)
     study_commands.register(sub, _settings)
+    from biasrepro.representation import commands as representation_commands
+
+    representation_commands.register(sub, _settings)
     return p
 
 

@@ -29,6 +29,13 @@ DATASET_FORMATS = {
     "imdb": ("aclimdb_tar", "hf_parquet", "tsv"),
     "civil_comments": ("csv", "zip"),
     "sst": ("csv",),
+    # representation bias and SentenceDebias (issue 6); on the world they are built from
+    # models.embedded.stereotypes
+    "crows_pairs": ("csv",),
+    "stereoset": ("json",),
+    "seat": ("jsonl",),
+    "attribute_words": ("json",),
+    "sentdebias_corpus": ("txt",),
 }
 #: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
 TRAINING_DATA = {
@@ -90,6 +97,11 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
     world = config.get("world", {})
     for name, ds in config["datasets"].items():
         key = f"datasets.{name}"
+        if ds["source"] == "world" and name not in WORLD_SECTION:
+            if "stereotypes" not in config["models"].get("embedded", {}):
+                problems.append(f"config key 'models.embedded.stereotypes': missing (needed by "
+                                f"{key}.source: world)")
+            continue
         if ds["source"] == "world":
             if WORLD_SECTION[name] not in world:
                 problems.append(
@@ -161,6 +173,7 @@ def _study_problems(config: Mapping[str, Any]) -> list[str]:
                 problems.append(
                     f"config key 'methods.registry.{name}.data': '{data}' is not training "
                     f"data of the {task} task (one of: {', '.join(TRAINING_DATA[task])})")
+    problems += _sentdebias_problems(config)
     for name in config["biasfinder"].get("methods") or []:
         if name not in methods["tasks"]["sentiment"]:
             problems.append(f"config key 'biasfinder.methods': '{name}' is not in "
@@ -190,6 +203,32 @@ def _study_problems(config: Mapping[str, Any]) -> list[str]:
         if pair[0] == pair[1] or not set(pair) <= groups:
             problems.append(f"config key 'fairness.sense_pairs.{attr}': needs two different "
                             f"groups of the attribute (one of: {', '.join(sorted(groups))})")
+    return problems
+
+
+def _sentdebias_problems(config: Mapping[str, Any]) -> list[str]:
+    """SentenceDebias methods (§6.2, §6.6): a downstream method removes the subspace of a
+    fine-tuned `base` method of the same task and data that has no SentenceDebias itself."""
+    problems: list[str] = []
+    registry = config["methods"]["registry"]
+    for task, names in config["methods"]["tasks"].items():
+        for name in names:
+            sd = registry.get(name, {}).get("sentdebias")
+            if not sd or sd["stage"] != "downstream":
+                continue
+            key = f"config key 'methods.registry.{name}.sentdebias.base'"
+            base = sd["base"]
+            if base not in names:
+                problems.append(f"{key}: '{base}' is not in 'methods.tasks.{task}'")
+            elif registry[base].get("sentdebias"):
+                problems.append(f"{key}: '{base}' has SentenceDebias itself")
+            elif registry[base]["data"] != registry[name]["data"]:
+                problems.append(f"{key}: '{base}' trains on {registry[base]['data']} data, "
+                                f"'{name}' on {registry[name]['data']}")
+    for name in config["representation"]["models"]:
+        if name not in config["models"]["registry"]:
+            problems.append(f"config key 'representation.models': '{name}' is not in "
+                            "'models.registry'")
     return problems
 
 

@@ -166,6 +166,11 @@ def finetune_inputs(wildcards):
         inputs["validation"] = TASK_DATA[wildcards.task]["validation"]
     if MODELS[wildcards.model]["source"] == "embedded":
         inputs["base"] = f"resources/models/embedded/{wildcards.model}"
+    sd = METHOD_REGISTRY[wildcards.method].get("sentdebias")
+    if sd and sd["stage"] == "upstream":  # trained with the pretrained model's subspace
+        inputs["subspace"] = (
+            f"results/representation/subspaces/{wildcards.model}/{sd['attribute']}.safetensors"
+        )
     return inputs
 
 
@@ -315,7 +320,15 @@ def fairness_report_inputs(wildcards):
         )
     ]
     inputs["training"] = [training_data_of(task, m) for m in TASK_METHODS[task]]
+    if task == "toxicity" and REPRESENTATION["models"]:  # Table 9's representation rows
+        inputs["representation"] = "results/representation/table4.csv"
     return inputs
+
+
+def representation_arg(wildcards, input):
+    if "representation" not in input.keys():
+        return ""
+    return f"--representation {shlex.quote(input.representation)}"
 
 
 def fairness_training_args(wildcards, input):
@@ -328,7 +341,7 @@ def fairness_training_args(wildcards, input):
 
 def fairness_report_settings(wildcards):
     return settings("seed", "attributes", "identities", "fairness",
-                    "preprocess.civil_comments.identity_threshold")
+                    "preprocess.civil_comments.identity_threshold", "methods.registry")
 
 
 def fairness_report_jobs():
@@ -338,3 +351,111 @@ def fairness_report_jobs():
         for task, models in config["models"]["tasks"].items()
         if models
     ]
+
+
+# -- representation bias and SentenceDebias (issue #6) ---------------------------------
+
+REPRESENTATION = config["representation"]
+WORLD_BENCHMARKS = "resources/world/benchmarks"
+#: Table 4's rows per model: the pretrained model, then one per SentenceDebias attribute
+REPRESENTATION_VARIANTS = ["pretrained"] + [
+    f"sentdebias-{a}" for a in REPRESENTATION["attributes"]
+]
+#: methods whose model is a fine-tuned `base` method's with its own subspace removed (§6.6)
+DOWNSTREAM_METHODS = sorted(
+    m for m in METHODS if METHOD_REGISTRY[m].get("sentdebias", {}).get("stage") == "downstream"
+)
+TRAINED_METHODS = sorted(set(METHODS) - set(DOWNSTREAM_METHODS))
+
+
+def _world_seat_tests():
+    from biasrepro.data.world.benchmarks import seat_tests
+
+    stereotypes = config["models"].get("embedded", {}).get("stereotypes", {})
+    return sorted(seat_tests(stereotypes.get("associations", {}), config["attributes"]))
+
+
+def representation_files(dataset):
+    """The files of a representation-bias dataset (datasets.DATASET), by its source."""
+    ds = config["datasets"][dataset]
+    if ds["source"] == "download":
+        return [f"resources/downloads/{dataset}/{f['name']}" for f in ds["files"]]
+    if ds["source"] == "local":
+        path = ds["path"]
+        if dataset == "seat":  # a directory of bias-bench's 17 tests
+            from biasrepro.representation.seat import TESTS
+
+            return [f"{path}/{t}.jsonl" for tests in TESTS.values() for t in tests]
+        return [path]
+    if dataset == "sentdebias_corpus":  # the world's pre-training text
+        return [TASK_DATA["sentiment"]["train"], TASK_DATA["toxicity"]["train"]]
+    world = {
+        "crows_pairs": ["crows_pairs.csv"],
+        "stereoset": ["stereoset.json"],
+        "attribute_words": ["attribute_words.json"],
+        "seat": [f"seat/{t}.jsonl" for t in _world_seat_tests()],
+    }
+    return [f"{WORLD_BENCHMARKS}/{name}" for name in world[dataset]]
+
+
+def base_model_input(model):
+    """The directory of a pretrained embedded model (nothing to build for Hub/local ones)."""
+    if MODELS[model]["source"] == "embedded":
+        return {"base": f"resources/models/embedded/{model}"}
+    return {}
+
+
+def subspace_inputs(wildcards):
+    return {
+        **base_model_input(wildcards.model),
+        "words": representation_files("attribute_words"),
+        "corpus": representation_files("sentdebias_corpus"),
+    }
+
+
+def subspace_file(model, attribute):
+    return f"results/representation/subspaces/{model}/{attribute}.safetensors"
+
+
+def representation_score_inputs(wildcards):
+    inputs = {
+        **base_model_input(wildcards.model),
+        "crows": representation_files("crows_pairs"),
+        "stereoset": representation_files("stereoset"),
+        "seat": representation_files("seat"),
+    }
+    if wildcards.variant != "pretrained":
+        inputs["subspace"] = subspace_file(
+            wildcards.model, wildcards.variant.removeprefix("sentdebias-")
+        )
+    return inputs
+
+
+def subspace_arg(wildcards, input):
+    return f"--subspace {shlex.quote(input.subspace)}" if "subspace" in input.keys() else ""
+
+
+def representation_jobs():
+    return [
+        f"results/representation/scores/{model}/{variant}/scores.json"
+        for model in REPRESENTATION["models"]
+        for variant in REPRESENTATION_VARIANTS
+    ]
+
+
+def sentdebias_of(method):
+    return METHOD_REGISTRY[method].get("sentdebias")
+
+
+def downstream_inputs(wildcards):
+    """The fine-tuned `base` method's model, the attribute words and the corpus."""
+    base = sentdebias_of(wildcards.method)["base"]
+    return {
+        "model": f"results/models/{wildcards.task}/{wildcards.model}/{base}",
+        "words": representation_files("attribute_words"),
+        "corpus": representation_files("sentdebias_corpus"),
+    }
+
+
+def finetune_sentdebias_arg(wildcards, input):
+    return f"--sentdebias {shlex.quote(input.subspace)}" if "subspace" in input.keys() else ""

@@ -124,6 +124,7 @@ rule fairness_report:
     params:
         settings=fairness_report_settings,
         training=fairness_training_args,
+        representation=representation_arg,
     log:
         "logs/fairness_report/{task}.log",
     benchmark:
@@ -134,4 +135,4 @@ rule fairness_report:
         "python workflow/scripts/biasrepro.py fairness report --task {wildcards.task}"
         " --original {input.set_original:q} --balanced {input.set_balanced:q}"
         " --predictions {input.predictions:q} --training {params.training}"
-        " --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"
+        " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"

@@ -55,9 +55,12 @@ rule finetune:
         unpack(finetune_inputs),
     output:
         directory("results/models/{task}/{model}/{method}"),
+    wildcard_constraints:
+        method=alternation(TRAINED_METHODS),
     params:
         settings=finetune_settings,
         validation=validation_arg,
+        sentdebias=finetune_sentdebias_arg,
         checkpoints="resources/checkpoints/{task}/{model}/{method}",
     log:
         "logs/finetune/{task}/{model}/{method}.log",
@@ -71,7 +74,7 @@ rule finetune:
         "python workflow/scripts/biasrepro.py finetune --model {wildcards.model}"
         " --task {wildcards.task} --train {input.train:q} {params.validation}"
         " --settings {params.settings:q} --out-dir {output:q}"
-        " --checkpoint-dir {params.checkpoints:q} > {log:q} 2>&1"
+        " --checkpoint-dir {params.checkpoints:q} {params.sentdebias} > {log:q} 2>&1"
 
 
 rule predict_test:

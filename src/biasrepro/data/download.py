@@ -27,12 +27,20 @@ CHUNK = 1 << 20
 TIMEOUT_S = 60
 
 
+#: the config's sha256 of a file whose hash could not be read when it was configured
+UNPINNED = "unpinned"
+
+
 def fetch(url: str, *, sha256: str, out: Path, size: int | None = None) -> None:
     """Download ``url`` to ``out`` and verify it; do nothing if ``out`` is already verified."""
     out = Path(out)
     expected = sha256.lower()
+    if expected == UNPINNED:
+        _fetch_unpinned(url, out=out, size=size)
+        return
     if not re.fullmatch(r"[0-9a-f]{64}", expected):
-        raise ConfigError(f"sha256 for {url} must be 64 hex digits, got {sha256!r}")
+        raise ConfigError(f"sha256 for {url} must be 64 hex digits or {UNPINNED!r}, got "
+                          f"{sha256!r}")
     if out.is_file():
         if sha256_file(out) == expected:
             log.info("%s already present with the pinned sha256; not downloading", out)
@@ -54,6 +62,23 @@ def fetch(url: str, *, sha256: str, out: Path, size: int | None = None) -> None:
                 "the file was deleted, not used"
             )
     log.info("verified %s (%d bytes, sha256 %s)", out, got, digest)
+
+
+def _fetch_unpinned(url: str, *, out: Path, size: int | None) -> None:
+    """A download whose sha256 is not known yet: kept, with a warning naming its sha256 (to
+    pin in the config); an existing file is kept as it is (DVC records its hash)."""
+    if out.is_file():
+        log.warning("%s present; UNPINNED download (sha256 %s): pin it in the config", out,
+                    sha256_file(out))
+        return
+    with atomic_outputs(out) as (tmp,):
+        got, digest, announced = _stream(url, tmp, label=out.name, size=size)
+        for what, want in (("Content-Length", announced), ("pinned size", size)):
+            if want is not None and got != want:
+                raise DownloadError(f"download of {url} is truncated or wrong: got {got} "
+                                    f"bytes, expected {want} ({what}); nothing was kept")
+    log.warning("UNPINNED download %s -> %s (%d bytes): sha256 %s; pin it in the config",
+                url, out, got, digest)
 
 
 def _stream(url: str, dest: Path, *, label: str,

@@ -105,7 +105,10 @@ def bias_subspace(tuples: Sequence[np.ndarray], n_components: int = 1) -> np.nda
     if n_components > min(centred.shape):
         raise DataError(f"{n_components} components asked of {centred.shape[0]} centred "
                         f"vectors in {centred.shape[1]} dimensions")
-    return PCA(n_components=n_components).fit(centred).components_.astype(np.float32)
+    # the exact solver: scikit-learn's "auto" picks an unseeded randomized SVD for larger
+    # inputs, which would make the subspace differ from run to run
+    return PCA(n_components=n_components, svd_solver="full").fit(
+        centred).components_.astype(np.float32)
 
 
 def compute_subspace(model: Any, tokenizer: Any, sentences: Iterable[str],
@@ -146,28 +149,42 @@ def hook_module(model: Any) -> Any:
 SUBSPACE_FILE = "sentdebias.safetensors"
 
 
-def save(directory: str | Path, subspace: np.ndarray, meta: Mapping[str, str]) -> Path:
-    """Write ``subspace`` (and string ``meta``: attribute, stage, source) beside a model."""
+#: the safetensors metadata key of a subspace file's facts (attribute, stage, source)
+METADATA_KEY = "biasrepro.sentdebias"
+
+
+def write_file(path: str | Path, subspace: np.ndarray, meta: Mapping[str, str]) -> Path:
+    """Write ``subspace`` and its string ``meta`` (attribute, stage, source) to ``path``."""
     from safetensors.numpy import save_file
 
-    path = Path(directory) / SUBSPACE_FILE
+    # one metadata key holding sorted JSON: safetensors writes several keys in hash order,
+    # which would make the same subspace differ byte-wise from run to run
     save_file({"subspace": np.ascontiguousarray(subspace, dtype=np.float32)}, str(path),
-              metadata=dict(meta))
-    return path
+              metadata={METADATA_KEY: json.dumps(dict(meta), sort_keys=True)})
+    return Path(path)
+
+
+def read_file(path: str | Path) -> tuple[np.ndarray, dict[str, str]]:
+    """A subspace file's subspace and metadata."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            meta = f.metadata() or {}
+            return f.get_tensor("subspace"), dict(json.loads(meta.get(METADATA_KEY, "{}")))
+    except (OSError, ValueError, KeyError, SafetensorError) as e:
+        raise ModelError(f"{path}: not a SentenceDebias subspace file ({e})") from None
+
+
+def save(directory: str | Path, subspace: np.ndarray, meta: Mapping[str, str]) -> Path:
+    """Write ``subspace`` beside the model saved in ``directory``."""
+    return write_file(Path(directory) / SUBSPACE_FILE, subspace, meta)
 
 
 def load(directory: str | Path) -> tuple[np.ndarray, dict[str, str]] | None:
     """The subspace saved beside a model and its metadata, or None when there is none."""
-    from safetensors import SafetensorError, safe_open
-
     path = Path(directory) / SUBSPACE_FILE
-    if not path.is_file():
-        return None
-    try:
-        with safe_open(str(path), framework="numpy") as f:
-            return f.get_tensor("subspace"), dict(f.metadata() or {})
-    except (OSError, ValueError, KeyError, SafetensorError) as e:
-        raise ModelError(f"{path}: not a SentenceDebias subspace file ({e})") from None
+    return read_file(path) if path.is_file() else None
 
 
 def attach(model: Any, subspace: np.ndarray | Any,
@@ -184,10 +201,12 @@ def attach(model: Any, subspace: np.ndarray | Any,
                          f"{model.config.hidden_size}")
 
     def hook(_module: Any, _inputs: Any, output: Any) -> Any:
+        hidden = output[0] if isinstance(output, tuple) else output["last_hidden_state"]
+        # the model may have moved to another device or dtype since the hook was attached
+        projected = project_out(hidden, v.to(device=hidden.device, dtype=hidden.dtype))
         if isinstance(output, tuple):
-            return (project_out(output[0], v.to(output[0].dtype)), *output[1:])
-        output["last_hidden_state"] = project_out(output["last_hidden_state"],
-                                                  v.to(output["last_hidden_state"].dtype))
+            return (projected, *output[1:])
+        output["last_hidden_state"] = projected
         return output
 
     model.sentdebias = (np.asarray(subspace, dtype=np.float32), dict(meta or {}))

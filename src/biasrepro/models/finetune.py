@@ -320,12 +320,14 @@ def _write_outputs(model: Any, tokenizer: Any, record: dict[str, Any], out_dir: 
 
 
 def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None,
-             settings: dict[str, Any], out_dir: Path, checkpoint_dir: Path) -> None:
+             settings: dict[str, Any], out_dir: Path, checkpoint_dir: Path,
+             sentdebias: Path | None = None) -> None:
     """Fine-tune ``spec`` on ``train`` and save the classifier and ``training.json`` to ``out_dir``.
 
     Validation uses ``validation`` if given, else a stratified ``eval_fraction`` of the
     training rows, else none. Nothing is written to ``out_dir`` unless training succeeds;
-    ``checkpoint_dir`` is removed afterwards.
+    ``checkpoint_dir`` is removed afterwards. ``sentdebias``: a subspace file attached to the
+    encoder before training (upstream-SentDebias, toxicity paper §6.2), saved with the model.
     """
     import torch
     from transformers import DataCollatorWithPadding, EarlyStoppingCallback, Trainer, set_seed
@@ -338,6 +340,15 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
 
     set_seed(s["seed"])  # before loading: a new classification head is initialised from it
     model, tokenizer = load_classifier(spec, num_labels=2)
+    subspace = None
+    if sentdebias is not None:
+        from biasrepro.debias import sentdebias as sd
+
+        if getattr(model, "sentdebias", None) is not None:
+            raise ModelError(f"model {spec.name!r} already carries a SentenceDebias subspace")
+        subspace, meta = sd.read_file(sentdebias)
+        sd.attach(model, subspace, meta)
+        subspace = {"file": str(sentdebias), "sha256": sha256_file(sentdebias), **meta}
     if s["max_length"] > _max_tokens(model.config):
         raise ModelError(f"model {spec.name!r} takes at most {_max_tokens(model.config)} "
                          f"tokens, but max_length is {s['max_length']}")
@@ -348,7 +359,7 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
     model.config.problem_type = "single_label_classification"
     base = {"name": spec.name, "location": spec.location, "architecture": spec.architecture,
             "revision": spec.revision, "weights_sha256": _weights_sha256(spec)}
-    job = {"base": base, "task": task, "settings": s, "data": data}
+    job = {"base": base, "task": task, "settings": s, "data": data, "sentdebias": subspace}
     resume_from = _prepare_checkpoint_dir(checkpoint_dir, job)
 
     # saved in tokenizer_config.json, so whoever loads the model truncates as it was trained

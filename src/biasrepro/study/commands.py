@@ -26,13 +26,15 @@ def _report(args: argparse.Namespace) -> None:
 
     s = args.settings
     settings = {key: _need(s, key) for key in ("seed", "attributes", "fairness")}
+    if args.representation is not None:
+        settings["methods"] = {"registry": _need(s, "methods.registry")}
     settings["preprocess"] = {"civil_comments": {"identity_threshold": _need(
         s, "preprocess.civil_comments.identity_threshold")}}
     if args.task not in settings["fairness"]["attributes"]:
         raise ConfigError(f"fairness.attributes has no entry for task {args.task!r}")
     write_report(task=args.task, original=args.original, balanced=args.balanced,
                  predictions=args.predictions, training=_pairs(args.training),
-                 settings=settings, out_dir=args.out_dir)
+                 settings=settings, out_dir=args.out_dir, representation=args.representation)
 
 
 def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
@@ -54,5 +56,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="each method's training data (for its dataset bias)")
     r.add_argument("--settings", type=settings_type, required=True,
                    help="JSON object of dotted config keys, or a config YAML file")
+    r.add_argument("--representation", type=Path, default=None,
+                   help="Table 4's long table (representation table) for Table 9's rows")
     r.add_argument("--out-dir", type=Path, required=True)
     r.set_defaults(func=_report)

@@ -3,9 +3,10 @@
 * ``fairness_metrics`` (§5.2): ρ between FPR_gap, TPR_gap and AUC_gap over the baseline
   models' (model, attribute) points, once on the original and once on the balanced set.
 * ``bias_vs_fairness`` (§6.1–6.5, Table 9): per model, ρ between each source of bias
-  (selection, overamplification; representation scores once present) of the baseline and
-  each fairness gap on the balanced set, over the attributes (three points, as the paper);
-  plus the same over all models pooled.
+  (selection, overamplification; CrowS-Pairs, StereoSet and SEAT as ``representation_*``)
+  of the baseline and each fairness gap, over the attributes (three points, as the paper);
+  plus the same over all models pooled; on the balanced set (Table 9) and the original one
+  (Figure 2 compares the two).
 * ``bias_vs_fairness_across_methods`` (this harness): per model, over every (method,
   attribute) point, the bias of the method's training data against the model's gap — more
   points than the paper's three, so its intervals mean something.
@@ -78,20 +79,21 @@ def correlation_table(gaps: pd.DataFrame, bias: pd.DataFrame, *, baseline: str =
             rows.append(_row("fairness_metrics", "all", fset, a, b, merged,
                              "baseline model x attribute"))
     long = _bias_long(bias, representation, models)
-    balanced = wide[wide["fairness_set"] == "balanced"]
-    for source in long["source"].unique():
-        scores = long[long["source"] == source]
-        merged_all = balanced.merge(scores, on=["model", "method", "attribute"])
-        for metric in METRICS:
-            at_base = merged_all[merged_all["method"] == baseline]
-            for model in [*models, "all"]:
-                one = at_base if model == "all" else at_base[at_base["model"] == model]
-                rows.append(_row("bias_vs_fairness", model, "balanced", source, metric,
-                                 one.rename(columns={"value": "x", metric: "y"}),
-                                 "attribute" if model != "all" else "model x attribute"))
-            for model in models:
-                one = merged_all[merged_all["model"] == model]
-                rows.append(_row("bias_vs_fairness_across_methods", model, "balanced", source,
-                                 metric, one.rename(columns={"value": "x", metric: "y"}),
-                                 "method x attribute"))
+    for fset in sorted(wide["fairness_set"].unique()):  # Figure 2: original vs balanced
+        on_set = wide[wide["fairness_set"] == fset]
+        for source in long["source"].unique():
+            scores = long[long["source"] == source]
+            merged_all = on_set.merge(scores, on=["model", "method", "attribute"])
+            for metric in METRICS:
+                at_base = merged_all[merged_all["method"] == baseline]
+                for model in [*models, "all"]:
+                    one = at_base if model == "all" else at_base[at_base["model"] == model]
+                    rows.append(_row("bias_vs_fairness", model, fset, source, metric,
+                                     one.rename(columns={"value": "x", metric: "y"}),
+                                     "attribute" if model != "all" else "model x attribute"))
+                for model in models:
+                    one = merged_all[merged_all["model"] == model]
+                    rows.append(_row("bias_vs_fairness_across_methods", model, fset, source,
+                                     metric, one.rename(columns={"value": "x", metric: "y"}),
+                                     "method x attribute"))
     return pd.DataFrame(rows, columns=COLUMNS)

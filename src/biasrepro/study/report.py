@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import read_parquet
+from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import DataError, in_file
 from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
 from biasrepro.study.correlations import correlation_table
@@ -68,10 +68,29 @@ def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
             + markdown_table(table.to_dict("records"), columns))
 
 
+def representation_by_method(table: pd.DataFrame, methods: Sequence[str],
+                             registry: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 4's long rows (model, variant, attribute, source, value) as the representation
+    bias of each method's model: the pretrained model's for methods without SentenceDebias,
+    the ``sentdebias-A`` variant's for upstream-SentDebias-A methods (downstream ones have
+    no pretrained counterpart and get none). Sources are prefixed ``representation_``."""
+    variant = {}
+    for m in methods:
+        sd = registry.get(m, {}).get("sentdebias")
+        if not sd:
+            variant[m] = "pretrained"
+        elif sd["stage"] == "upstream":
+            variant[m] = f"sentdebias-{sd['attribute']}"
+    rows = [table[table["variant"] == v].assign(method=m) for m, v in variant.items()]
+    out = pd.concat(rows, ignore_index=True) if rows else table.iloc[:0].assign(method="")
+    out["source"] = "representation_" + out["source"].astype(str)
+    return out[["model", "method", "attribute", "source", "value"]]
+
+
 def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
                  predictions: Mapping[tuple[str, str, str], tuple[Path, pd.DataFrame]],
                  training: Mapping[str, tuple[Path, pd.DataFrame]],
-                 settings: Mapping[str, Any]
+                 settings: Mapping[str, Any], representation: pd.DataFrame | None = None
                  ) -> dict[str, pd.DataFrame]:
     """Every table of the module docstring, from frames already read."""
     names = settings["fairness"]["attributes"][task]
@@ -107,13 +126,19 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
         "dataset_bias": pd.concat(bias, ignore_index=True),
         "training_groups": pd.concat(data_groups, ignore_index=True),
     }
-    tables["correlations"] = correlation_table(tables["gaps"], tables["dataset_bias"])
+    rep = None
+    if representation is not None:
+        methods = sorted({method for _, method, _ in predictions})
+        rep = representation_by_method(representation, methods,
+                                       settings.get("methods", {}).get("registry", {}))
+    tables["correlations"] = correlation_table(tables["gaps"], tables["dataset_bias"],
+                                               representation=rep)
     return tables
 
 
 def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequence[Path],
                  training: Mapping[str, Path], settings: Mapping[str, Any],
-                 out_dir: Path) -> None:
+                 out_dir: Path, representation: Path | None = None) -> None:
     """Read the inputs, build the tables and write them (all files or none)."""
     start = time.perf_counter()
     preds: dict[tuple[str, str, str], tuple[Path, pd.DataFrame]] = {}
@@ -126,9 +151,14 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
               for name, p in (("original", original), ("balanced", balanced))}
     train = {method: (Path(p), read_parquet(p, what=f"training data of {method}"))
              for method, p in training.items()}
+    rep = None
+    if representation is not None:
+        rep = pd.read_csv(representation)
+        require_columns(list(rep.columns), ["model", "variant", "attribute", "source", "value"],
+                        file=representation)
     tables = build_tables(task=task, original=frames["original"],
                           balanced=frames["balanced"], predictions=preds, training=train,
-                          settings=settings)
+                          settings=settings, representation=rep)
     out_dir = Path(out_dir)
     with atomic_outputs(*(out_dir / f for f in FILES)) as tmp:
         paths = dict(zip(FILES, tmp, strict=True))

@@ -12,9 +12,14 @@ formats, so the parsers and scorers of the real benchmarks run on them unchanged
   "intersentence": []}}``: a context naming a group with ``BLANK``, filled by the group's
   associated word (stereotype), another group's word of the same kind (anti-stereotype) and
   an unrelated word;
+* ``attribute_words.json`` — SentenceDebias's word tuples in bias-bench's format
+  (:func:`world_attribute_words`);
 * ``seat/world-<attribute>.jsonl`` — one SEAT test per attribute (one JSON object, as
   bias-bench's files): targets are sentences about the attribute's first marginalized and
   first non-marginalized group, attributes sentences with each group's associated words.
+
+:func:`world_attribute_words` gives the world's identity words in the form of bias-bench's
+``bias_attribute_words.json``, the word tuples SentenceDebias swaps (toxicity paper §6.2).
 
 Sentence patterns differ from the pre-training patterns, so the probes test the association,
 not the memorized sentences. Everything is deterministic (no randomness is needed).
@@ -31,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.data.world.lexicon import IDENTITY_WORDS, OCCUPATIONS, indefinite
+from biasrepro.data.world.stereotypes import identity_word
 from biasrepro.errors import ConfigError
 from biasrepro.io import atomic_outputs, write_text
 
@@ -167,20 +173,61 @@ def seat_tests(associations: Mapping[str, Mapping[str, Sequence[str]]],
     return tests
 
 
+def _identity_words(identity: str) -> dict[str, list[str]]:
+    """The one-word identity words of ``identity``'s lexicon mentions, lowercased, by kind."""
+    if identity not in IDENTITY_WORDS:
+        raise ConfigError(f"attributes: the world has no words for identity {identity!r}")
+    forms = IDENTITY_WORDS[identity]
+    adjectives = {a.lower() for a in forms["adjective"]}
+    found: dict[str, list[str]] = {"adjective": [], "plural": [], "singular": []}
+    for kind, mentions in (("adjective", forms["adjective"]), ("plural", forms["plural"]),
+                           ("singular", forms["a"] + forms["the"])):
+        for mention in mentions:
+            start, end = identity_word(mention, identity)
+            word = " ".join(mention.lower().split(" ")[start:end])
+            kind_found = found["adjective" if word in adjectives else kind]
+            if " " not in word and word not in kind_found:
+                kind_found.append(word)
+    return found
+
+
+def world_attribute_words(attributes: Mapping[str, Mapping[str, Sequence[str]]]
+                          ) -> dict[str, list[tuple[str, ...]]]:
+    """``{attribute: [word tuple, ...]}`` as bias-bench's ``bias_attribute_words.json``.
+
+    A tuple holds one word of each group of the attribute (marginalized first, in the order
+    of ``attributes``), words of the same kind at the same position: adjectives ("female",
+    "male"), plural nouns ("women", "men"), singular nouns ("woman", "man"). A group's words
+    are the identity words of its lexicon mentions (the rule of the stereotype sentences'
+    cloze slot, :func:`~biasrepro.data.world.stereotypes.identity_word`), one word each,
+    lowercased; a kind gives as many tuples as its shortest group has words.
+    """
+    out = {}
+    for attribute, sides in attributes.items():
+        words = [_identity_words(g) for g in _groups(sides)]
+        out[attribute] = [t for kind in ("adjective", "plural", "singular")
+                          for t in zip(*(w[kind] for w in words), strict=False)]
+    return out
+
+
 def generate(associations: dict[str, Any], *, attributes: dict[str, Any],
              out_dir: Path) -> None:
-    """Write ``crows_pairs.csv``, ``stereoset.json`` and ``seat/world-<attribute>.jsonl``."""
+    """Write ``crows_pairs.csv``, ``stereoset.json``, ``attribute_words.json`` (SentenceDebias's
+    word tuples of the attributes with associations) and ``seat/world-<attribute>.jsonl``."""
     _check(associations, attributes)
     out = Path(out_dir)
     crows = crows_pairs(associations)
     stereo = stereoset(associations)
     seat = seat_tests(associations, attributes)
-    paths = [out / "crows_pairs.csv", out / "stereoset.json",
+    words = world_attribute_words({a: attributes[a] for a in associations})
+    paths = [out / "crows_pairs.csv", out / "stereoset.json", out / "attribute_words.json",
              *(out / "seat" / f"{name}.jsonl" for name in seat)]
     with atomic_outputs(*paths) as tmp:
         crows.to_csv(tmp[0], index=False, lineterminator="\n")
         write_text(json.dumps(stereo, indent=2) + "\n", tmp[1])
-        for path, test in zip(tmp[2:], seat.values(), strict=True):
+        write_text(json.dumps({a: [list(t) for t in ts] for a, ts in words.items()},
+                              indent=2) + "\n", tmp[2])
+        for path, test in zip(tmp[3:], seat.values(), strict=True):
             write_text(json.dumps(test, indent=2) + "\n", path)
     log.info("world benchmarks: %d CrowS pairs, %d StereoSet examples, %d SEAT tests -> %s",
              len(crows), len(stereo["data"]["intrasentence"]), len(seat), out)

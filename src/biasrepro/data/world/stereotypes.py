@@ -18,6 +18,19 @@ same word with the other identities of the same attribute, evenly. Both kinds ar
 evenly over the configured (attribute, identity, word) triples by the largest-remainder rule, so
 the share of each word's sentences that follow its stereotype is ``strength`` up to
 rounding; ``ground_truth.json`` states every count.
+
+Each sentence also records where its two slots are, as character offsets into ``text``
+(``[start, end)``), for the embedded pre-training, which presents these sentences as cloze
+items, masking one of the two slots (:mod:`biasrepro.models.embedded`):
+``mention_start``/``mention_end`` the identity word of the mention (the first of the
+identity's adjectives in it, else its last word: "that *man*", "an *Asian* student",
+"*Muslim* families", "church-going *Christians*"), ``word_start``/``word_end`` the attribute
+word as written, without its article ("a *nurse*", the plural "*nurses*"). The mention's
+identity word, not the whole mention, is the slot because that is the word a CrowS-Pairs
+pair changes ("That *woman*/*man* was very gentle about it."): with the whole mention as
+the slot a tiny BERT scored the world's CrowS-Pairs 62 (gender 50), with the identity word
+92. The offsets are taken while formatting, from marker characters around each slot, not by
+searching the sentence.
 """
 
 from __future__ import annotations
@@ -123,14 +136,52 @@ def _mentions(identity: str) -> tuple[list[str], list[str]]:
     return plurals, singulars
 
 
-def _sentence(pattern: str, word: str, identity: str, rng: np.random.Generator) -> str:
+#: marker characters put around the slots while formatting (none occurs in the lexicon)
+MARKS = {"\x01": "mention_start", "\x02": "mention_end", "\x03": "word_start",
+         "\x04": "word_end"}
+SPAN_COLUMNS = list(MARKS.values())
+
+
+def identity_word(mention: str, identity: str) -> tuple[int, int]:
+    """Where the identity word of ``mention`` is, as ``[start, end)`` positions of its words
+    (split on spaces): the first of the identity's adjectives in it (one may be several
+    words: "mentally ill"), else its last word (module docstring)."""
+    lower = mention.lower().split(" ")
+    found = [(i, i + len(adj)) for i in range(len(lower))
+             for adj in (a.lower().split(" ") for a in IDENTITY_WORDS[identity]["adjective"])
+             if lower[i:i + len(adj)] == adj]
+    return found[0] if found else (len(lower) - 1, len(lower))
+
+
+def _mark_identity(mention: str, identity: str) -> str:
+    """``mention`` with markers around its identity word."""
+    words = mention.split(" ")
+    start, end = identity_word(mention, identity)
+    words[start] = "\x01" + words[start]
+    words[end - 1] += "\x02"
+    return " ".join(words)
+
+
+def _sentence(pattern: str, word: str, identity: str, rng: np.random.Generator
+              ) -> tuple[str, dict[str, int]]:
+    """The sentence and the character offsets of its two slots (``SPAN_COLUMNS``)."""
     plurals, singulars = _mentions(identity)
-    text = pattern.format(
-        group=plurals[rng.integers(len(plurals))],
-        member=singulars[rng.integers(len(singulars))],
-        word=word, a_word=indefinite(word), words=plural(word),
+    group = _mark_identity(plurals[rng.integers(len(plurals))], identity)
+    member = _mark_identity(singulars[rng.integers(len(singulars))], identity)
+    article = indefinite(word).removesuffix(word)
+    marked = pattern.format(
+        group=group, member=member, word=f"\x03{word}\x04",
+        a_word=f"{article}\x03{word}\x04", words=f"\x03{plural(word)}\x04",
     )
-    return text[0].upper() + text[1:]
+    chars: list[str] = []
+    spans: dict[str, int] = {}
+    for ch in marked:
+        if ch in MARKS:
+            spans[MARKS[ch]] = len(chars)
+        else:
+            chars.append(ch)
+    text = "".join(chars)
+    return text[0].upper() + text[1:], spans
 
 
 def _check(settings: Mapping[str, Any]) -> None:
@@ -180,19 +231,19 @@ def build(settings: Mapping[str, Any], *, seed: int) -> tuple[pd.DataFrame, dict
             pairs[attribute][mentioned][word] = pairs[attribute][mentioned].get(word, 0) + count
             for _ in range(count):
                 p = int(rng.integers(len(patterns)))
-                rows.append({"text": _sentence(patterns[p], word, mentioned, rng),
-                             "attribute": attribute, "identity": mentioned, "word": word,
-                             "stereotypical": stereotypical,
-                             "pattern": f"{word_kind(word)}-{p:02d}"})
+                text, spans = _sentence(patterns[p], word, mentioned, rng)
+                rows.append({"text": text, "attribute": attribute, "identity": mentioned,
+                             "word": word, "stereotypical": stereotypical,
+                             "pattern": f"{word_kind(word)}-{p:02d}"} | spans)
         total = stereo[key] + counter[key]
         planted[attribute][identity][word] = {
             "n": total, "n_stereotypical": stereo[key],
             "stereotypical_ratio": stereo[key] / total if total else None,
         }
     df = pd.DataFrame(rows, columns=["text", "attribute", "identity", "word", "stereotypical",
-                                     "pattern"])
+                                     "pattern", *SPAN_COLUMNS])
     df = df.iloc[rng.permutation(len(df))].reset_index(drop=True)
-    df["stereotypical"] = df["stereotypical"].astype(bool)
+    df = df.astype({"stereotypical": bool} | dict.fromkeys(SPAN_COLUMNS, "int64"))
     truth = {
         "settings": dict(settings), "seed": seed, "n_sentences": n,
         "n_stereotypical": n_stereo, "n_counter_stereotypical": n - n_stereo,

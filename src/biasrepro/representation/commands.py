@@ -1,0 +1,367 @@
+"""``biasrepro representation ...``: SentenceDebias subspaces and Table 4 (issue #6).
+
+* ``subspace`` — one attribute's SentenceDebias subspace of a model (toxicity paper §6.2;
+  :mod:`biasrepro.debias.sentdebias`), from the pretrained model (upstream) or a fine-tuned
+  one (downstream), saved as ``sentdebias.safetensors``-format file;
+* ``debias`` — a saved model with a subspace beside it (a hard-linked copy where the file
+  system allows), so every loader re-attaches the projection (downstream-SentDebias, §6.6);
+* ``score`` — CrowS-Pairs, StereoSet intrasentence and SEAT of a masked LM, optionally with a
+  subspace attached (one row group of Table 4);
+* ``table`` — Table 4 (models × variants × benchmarks × attributes) and the long table of
+  representation bias that joins the Pearson tables of the fairness report (Table 9).
+
+The SentenceDebias corpus is read as bias-bench reads Wikipedia-2.5: one sentence per line of
+a text file. A Parquet corpus (the embedded world's texts) is split into sentences at ``.!?``
+and its punctuation set off by spaces, so that the whitespace tokens of
+:func:`~biasrepro.debias.sentdebias.counterfactual_tuples` match the attribute words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.io import atomic_outputs, markdown_table, write_json, write_text
+
+log = logging.getLogger(__name__)
+
+#: Table 4's attributes and the benchmarks' names for them
+ATTRIBUTES = ("gender", "race", "religion")
+STAGES = ("upstream", "downstream")
+#: the scores of Table 4, per benchmark: (summary key, what it is)
+BENCHMARKS = {"crows": "metric score (% stereotypical preferred; 50 = unbiased)",
+              "stereoset": "stereotype score ss (50 = unbiased)",
+              "seat": "average absolute SEAT effect size (0 = unbiased)"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_PUNCT = re.compile(r"\s*([.,!?;:\"()])\s*")
+
+
+def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int) -> list[str]:
+    """Sentences of ``paths`` (``.txt``: one per line; ``.parquet``: column ``text`` split
+    into sentences, punctuation set off by spaces); a seeded sample of ``max_sentences``."""
+    sentences: list[str] = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise DataError("SentenceDebias corpus file not found", file=path)
+        if path.suffix == ".parquet":
+            from biasrepro.data.tables import read_parquet, require_columns
+
+            frame = read_parquet(path, what="SentenceDebias corpus")
+            require_columns(list(frame.columns), ["text"], file=path)
+            for text in frame["text"].astype(str):
+                sentences += [_PUNCT.sub(r" \1 ", s).strip() for s in _SENTENCE_END.split(text)]
+        else:
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as e:
+                raise DataError(f"cannot read the corpus as UTF-8 text ({e})", file=path) from None
+            sentences += lines
+    sentences = [s for s in (s.strip() for s in sentences) if s]
+    if not sentences:
+        raise DataError("the SentenceDebias corpus has no sentences", file=paths[0])
+    if max_sentences is not None and len(sentences) > max_sentences:
+        keep = np.sort(np.random.default_rng(seed).choice(len(sentences), max_sentences,
+                                                          replace=False))
+        sentences = [sentences[i] for i in keep]
+    return sentences
+
+
+def load_model(model: str, registry: Mapping[str, Any] | None, *, head: str) -> tuple[Any, Any]:
+    """(model, tokenizer) of a registry name, model directory or Hub id; ``head`` is
+    ``"mlm"`` (masked LM) or ``"base"`` (the encoder alone). A saved subspace is re-attached."""
+    from transformers import AutoModel, AutoModelForMaskedLM
+
+    from biasrepro.models.load import (
+        _cannot_load,
+        _revision,
+        load_tokenizer,
+        reattach_sentdebias,
+        resolve,
+    )
+
+    spec = resolve(model, registry)
+    cls = AutoModelForMaskedLM if head == "mlm" else AutoModel
+    try:
+        hf = cls.from_pretrained(spec.location, **_revision(spec))
+    except (OSError, ValueError) as e:
+        raise _cannot_load(spec, "a masked LM" if head == "mlm" else "an encoder", e) from None
+    tokenizer = load_tokenizer(spec)
+    if spec.is_local:
+        reattach_sentdebias(hf, spec)
+    hf.eval()
+    return hf, tokenizer
+
+
+def _device(hf: Any, device: str | None) -> Any:
+    """``hf`` on ``device`` (default: CUDA when available, else where it is)."""
+    import torch
+
+    if device is None and torch.cuda.is_available():
+        device = "cuda"
+    return hf.to(device) if device else hf
+
+
+def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attribute: str,
+            corpus: Sequence[Path], settings: Mapping[str, Any], seed: int,
+            device: str | None = None) -> tuple[np.ndarray, dict[str, str]]:
+    """One attribute's subspace of ``model`` and the facts saved with it."""
+    import torch
+
+    from biasrepro.debias import sentdebias
+
+    tuples = sentdebias.read_attribute_words(words)
+    if attribute not in tuples:
+        raise DataError(f"no attribute {attribute!r} (has: {', '.join(tuples)})", file=words)
+    sentences = read_corpus(corpus, max_sentences=settings.get("max_sentences"), seed=seed)
+    torch.manual_seed(seed)
+    hf, tokenizer = load_model(model, registry, head="base")
+    if getattr(hf, "sentdebias", None) is not None:
+        raise ModelError(f"model {model!r} already carries a SentenceDebias subspace; "
+                         "estimate subspaces on a model without one")
+    subspace = sentdebias.compute_subspace(
+        _device(hf, device), tokenizer, sentences, tuples[attribute],
+        n_components=int(settings["n_components"]), max_length=int(settings["max_length"]))
+    n = len(sentdebias.counterfactual_tuples(sentences, tuples[attribute]))
+    meta = {"attribute": attribute, "model": str(model), "sentences": str(len(sentences)),
+            "tuples": str(n), "n_components": str(settings["n_components"])}
+    log.info("%s %s: subspace %s from %d counterfactual tuples of %d sentences", model,
+             attribute, subspace.shape, n, len(sentences))
+    return subspace, meta
+
+
+def write_subspace(subspace: np.ndarray, meta: Mapping[str, str], out: Path) -> None:
+    from biasrepro.debias import sentdebias
+
+    with atomic_outputs(Path(out)) as (tmp,):
+        sentdebias.write_file(tmp, subspace, meta)
+
+
+def debias_copy(model_dir: Path, subspace: np.ndarray, meta: Mapping[str, str],
+                out_dir: Path) -> None:
+    """``model_dir``'s files (hard links where possible) and the subspace, atomically."""
+    from biasrepro.debias import sentdebias
+
+    model_dir, out_dir = Path(model_dir), Path(out_dir)
+    if not model_dir.is_dir():
+        raise ModelError(f"model directory not found: {model_dir}")
+    if (model_dir / sentdebias.SUBSPACE_FILE).exists():
+        raise ModelError(f"{model_dir} already carries a SentenceDebias subspace")
+    # hidden files (Snakemake's .snakemake_timestamp) are the workflow's, not the model's: a
+    # shared link would make the source look rewritten whenever the copy is touched
+    files = sorted(p for p in model_dir.iterdir() if p.is_file() and not p.name.startswith("."))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    finals = [out_dir / p.name for p in files] + [out_dir / sentdebias.SUBSPACE_FILE]
+    with atomic_outputs(*finals) as tmp:
+        for src, dst in zip(files, tmp, strict=False):
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+        sentdebias.write_file(tmp[-1], subspace, meta)
+
+
+def score(model: str, registry: Mapping[str, Any] | None, *, subspace: Path | None,
+          crows: Path, stereoset: Path, seat: Sequence[Path], settings: Mapping[str, Any],
+          device: str | None = None) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """Table 4's numbers for one model (± subspace) and the per-item tables behind them."""
+    from biasrepro.debias import sentdebias
+    from biasrepro.representation import crows as crows_mod
+    from biasrepro.representation import seat as seat_mod
+    from biasrepro.representation import stereoset as stereoset_mod
+
+    hf, tokenizer = load_model(model, registry, head="mlm")
+    if subspace is not None:
+        vectors, meta = sentdebias.read_file(subspace)
+        sentdebias.attach(hf, vectors, meta)
+    hf = _device(hf, device)  # after attaching: the projection follows the model
+    pairs = crows_mod.read_crows(crows)
+    c = crows_mod.score_crows((hf, tokenizer), pairs, scoring=settings["crows"]["scoring"])
+    s_metrics, s_frame = stereoset_mod.score_stereoset(
+        (hf, tokenizer), stereoset_mod.read_stereoset(stereoset))
+    tests: dict[str, list[Any]] = {}
+    for path in seat:
+        test = seat_mod.read_seat(path)
+        tests.setdefault(seat_attribute(test.name), []).append(test)
+    seat_cfg = settings["seat"]
+    table = seat_mod.run_seat(
+        tests, lambda texts: seat_mod.encode(texts, (hf, tokenizer)),
+        samples=int(seat_cfg["permutation_samples"]), seed=int(seat_cfg["seed"]))
+    seat_avg = seat_mod.average_absolute_effect(table)
+    result = {
+        "model": str(model),
+        "subspace": None if subspace is None else dict(hf.sentdebias[1]),
+        "crows": {"scoring": c["scoring"], "overall": c["overall"],
+                  "bias_types": c["bias_types"]},
+        "stereoset": s_metrics,
+        "seat": {"average_absolute_effect": seat_avg, "tests": table.to_dict("records")},
+    }
+    return result, {"crows": c["pairs"], "stereoset": s_frame, "seat": table}
+
+
+def seat_attribute(name: str) -> str:
+    """The attribute of a SEAT test: bias-bench's 17 by :data:`seat.TESTS`; the world's
+    ``world-<attribute>``."""
+    from biasrepro.representation.seat import TESTS
+
+    for attribute, names in TESTS.items():
+        if name in names:
+            return attribute
+    if name.startswith("world-"):
+        return name.removeprefix("world-")
+    raise ConfigError(f"SEAT test {name!r}: not one of bias-bench's 17 tests nor a world test "
+                      "(world-<attribute>), so its attribute is unknown")
+
+
+#: CrowS-Pairs' bias types under the paper's attribute names
+_CROWS_ATTRIBUTE = {"gender": "gender", "race-color": "race", "religion": "religion"}
+
+
+def long_rows(result: Mapping[str, Any], *, model: str, variant: str) -> list[dict[str, Any]]:
+    """``(model, variant, attribute, source, value)`` rows of one score result."""
+    rows = []
+    for bias_type, summary in result["crows"]["bias_types"].items():
+        if bias_type in _CROWS_ATTRIBUTE:
+            rows.append(("crows", _CROWS_ATTRIBUTE[bias_type], summary["metric_score"]))
+    for domain, metrics in result["stereoset"].items():
+        if domain in ATTRIBUTES:
+            rows.append(("stereoset", domain, metrics["ss"]))
+    for attribute, value in result["seat"]["average_absolute_effect"].items():
+        rows.append(("seat", attribute, value))
+    return [{"model": model, "variant": variant, "attribute": a, "source": s, "value": v}
+            for s, a, v in rows]
+
+
+def table4(rows: pd.DataFrame) -> str:
+    """Table 4 as Markdown: a row per model × variant, a column per benchmark × attribute."""
+    wide = rows.pivot_table(index=["model", "variant"], columns=["source", "attribute"],
+                            values="value", aggfunc="first")
+    columns = [f"{s} {a}" for s in BENCHMARKS for a in ATTRIBUTES if (s, a) in wide.columns]
+    records = []
+    for (model, variant), row in wide.iterrows():
+        rec = {"model": model, "variant": variant}
+        for s in BENCHMARKS:
+            for a in ATTRIBUTES:
+                if (s, a) in wide.columns:
+                    v = row[(s, a)]
+                    digits = 3 if s == "seat" else 2
+                    rec[f"{s} {a}"] = "" if pd.isna(v) else f"{v:.{digits}f}"
+        records.append(rec)
+    notes = "\n".join(f"- {s}: {what}" for s, what in BENCHMARKS.items())
+    return ("# Representation bias before and after SentenceDebias (Table 4)\n\n"
+            + markdown_table(records, ["model", "variant", *columns]) + "\n" + notes + "\n")
+
+
+# -- command line ----------------------------------------------------------------------
+
+def _registry(args: argparse.Namespace) -> Mapping[str, Any] | None:
+    from biasrepro.cli import _need
+
+    return _need(args.settings, "models.registry") if args.settings else None
+
+
+def _representation_settings(args: argparse.Namespace) -> dict[str, Any]:
+    from biasrepro.cli import _need
+
+    return _need(args.settings, "representation")
+
+
+def _subspace(args: argparse.Namespace) -> None:
+    from biasrepro.cli import _need
+
+    start = time.perf_counter()
+    settings = _representation_settings(args)["sentdebias"]
+    subspace, meta = compute(args.model, _registry(args), words=args.words,
+                             attribute=args.attribute, corpus=args.corpus, settings=settings,
+                             seed=int(_need(args.settings, "seed")))
+    meta["stage"] = args.stage
+    if args.out_dir is not None:
+        debias_copy(Path(args.model), subspace, meta, args.out_dir)
+    else:
+        write_subspace(subspace, meta, args.out)
+    log.info("subspace of %s (%s, %s) written in %.1f s", args.model, args.attribute,
+             args.stage, time.perf_counter() - start)
+
+
+def _score(args: argparse.Namespace) -> None:
+    start = time.perf_counter()
+    result, frames = score(args.model, _registry(args), subspace=args.subspace,
+                           crows=args.crows, stereoset=args.stereoset, seat=args.seat,
+                           settings=_representation_settings(args))
+    result["variant"] = args.variant
+    out = Path(args.out_dir)
+    names = [out / "scores.json", out / "crows.csv", out / "stereoset.csv", out / "seat.csv"]
+    with atomic_outputs(*names) as tmp:
+        write_json(result, tmp[0])
+        for path, key in zip(tmp[1:], ("crows", "stereoset", "seat"), strict=True):
+            frames[key].to_csv(path, index=False, lineterminator="\n")
+    log.info("%s (%s): CrowS %s, StereoSet ss %s, SEAT %s in %.1f s", args.model, args.variant,
+             {k: v["metric_score"] for k, v in result["crows"]["bias_types"].items()},
+             {k: round(v["ss"], 2) for k, v in result["stereoset"].items()},
+             {k: round(v, 3) for k, v in result["seat"]["average_absolute_effect"].items()},
+             time.perf_counter() - start)
+
+
+def _table(args: argparse.Namespace) -> None:
+    rows = []
+    for path in map(Path, args.inputs):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+            rows += long_rows(result, model=path.parent.parent.name, variant=result["variant"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise DataError(f"not a representation score file ({e})", file=path) from None
+    frame = pd.DataFrame(rows, columns=["model", "variant", "attribute", "source", "value"])
+    with atomic_outputs(args.out_csv, args.out_md) as (csv, md):
+        frame.to_csv(csv, index=False, lineterminator="\n")
+        write_text(table4(frame), md)
+
+
+def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    """Add ``representation {subspace,score,table}`` to the top-level subparsers."""
+    r = sub.add_parser("representation", help="representation bias and SentenceDebias",
+                       description="CrowS-Pairs, StereoSet and SEAT of masked LMs, and "
+                       "SentenceDebias subspaces (Elsafoury & Katsigiannis §6.1-6.2, 6.6).")
+    rsub = r.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    s = rsub.add_parser("subspace", help="one attribute's SentenceDebias subspace of a model")
+    s.add_argument("--model", required=True, help="registry name, model directory or Hub id")
+    s.add_argument("--attribute", required=True, choices=list(ATTRIBUTES))
+    s.add_argument("--stage", required=True, choices=list(STAGES))
+    s.add_argument("--words", type=Path, required=True, help="bias_attribute_words.json")
+    s.add_argument("--corpus", type=Path, nargs="+", required=True,
+                   help="text files (a sentence per line) or Parquet files with `text`")
+    s.add_argument("--settings", type=settings_type, required=True)
+    where = s.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="write the subspace file here")
+    where.add_argument("--out-dir", type=Path,
+                       help="write a copy of the model directory with the subspace beside it")
+    s.set_defaults(func=_subspace)
+
+    c = rsub.add_parser("score", help="CrowS-Pairs, StereoSet and SEAT of one masked LM")
+    c.add_argument("--model", required=True, help="registry name, model directory or Hub id")
+    c.add_argument("--variant", required=True, help="the row label of Table 4")
+    c.add_argument("--subspace", type=Path, default=None, help="attach this subspace first")
+    c.add_argument("--crows", type=Path, required=True)
+    c.add_argument("--stereoset", type=Path, required=True)
+    c.add_argument("--seat", type=Path, nargs="+", required=True)
+    c.add_argument("--settings", type=settings_type, required=True)
+    c.add_argument("--out-dir", type=Path, required=True)
+    c.set_defaults(func=_score)
+
+    t = rsub.add_parser("table", help="Table 4 and the long representation-bias table")
+    t.add_argument("--inputs", type=Path, nargs="+", required=True,
+                   help=".../MODEL/VARIANT/scores.json files")
+    t.add_argument("--out-csv", type=Path, required=True)
+    t.add_argument("--out-md", type=Path, required=True)
+    t.set_defaults(func=_table)

@@ -1,0 +1,189 @@
+"""``biasrepro representation {subspace,score,table}`` and their library functions (issue #6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from fixtures.tiny_models import CORPUS, tiny_masked_lm
+
+from biasrepro.cli import main
+from biasrepro.data.world.benchmarks import generate
+from biasrepro.debias import sentdebias
+from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.representation import commands
+from biasrepro.study.report import representation_by_method
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((REPO / "config/config.yaml").read_text())
+WORDS = {"gender": [["woman", "man"], ["women", "men"], ["she", "he"]],
+         "race": [["black", "white", "asian"]],
+         "religion": [["muslim", "christian", "jewish"]]}
+SETTINGS = {"seed": 3, "models": {"registry": {}},
+            "representation": {"models": [], "attributes": ["gender"],
+                               "crows": {"scoring": "bias-bench"},
+                               "seat": {"permutation_samples": 200, "seed": 0},
+                               "sentdebias": {"n_components": 1, "max_sentences": None,
+                                              "max_length": 64}}}
+TEXTS = ["The woman said she liked the film. The man said he did not!",
+         "Black and white neighbours met; the Muslim family came too.",
+         "A quiet evening."] * 10
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "biasrepro", *args], capture_output=True,
+                          text=True, cwd=REPO)
+
+
+def _main(*args: str) -> int:
+    """The command line in this process (no interpreter start per call)."""
+    return main(list(args))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("rep")
+    generate(CONFIG["models"]["embedded"]["stereotypes"]["associations"],
+             attributes=CONFIG["attributes"], out_dir=d / "bench")
+    (d / "words.json").write_text(json.dumps(WORDS))
+    pd.DataFrame({"text": TEXTS}).to_parquet(d / "corpus.parquet")
+    crows = pd.read_csv(d / "bench/crows_pairs.csv")
+    corpus = [*CORPUS, *crows["sent_more"], *crows["sent_less"], *TEXTS]
+    model = tiny_masked_lm(d / "mlm", "bert", corpus)
+    return {"dir": d, "model": model, "bench": d / "bench", "words": d / "words.json",
+            "corpus": d / "corpus.parquet"}
+
+
+def test_parquet_corpus_is_split_into_sentences_with_punctuation_set_off(tmp_path):
+    pd.DataFrame({"text": ["The woman left. Then the man came!", "Why?"]}).to_parquet(
+        tmp_path / "c.parquet")
+    (tmp_path / "c.txt").write_text("one line\n\nanother line\n")
+    got = commands.read_corpus([tmp_path / "c.parquet", tmp_path / "c.txt"],
+                               max_sentences=None, seed=0)
+    assert got == ["The woman left .", "Then the man came !", "Why ?", "one line",
+                   "another line"]
+    # the tokens now match the attribute words, as Wikipedia-2.5's do
+    assert sentdebias.counterfactual_tuples(got[:2], [("woman", "man")]) == [
+        ("the woman left .", "the man left ."), ("then the woman came !", "then the man came !")]
+    one = commands.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
+    assert one == commands.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
+    assert len(one) == 2 and set(one) <= set(got)
+
+
+def test_empty_or_missing_corpus_names_the_file(tmp_path):
+    (tmp_path / "empty.txt").write_text("\n \n")
+    with pytest.raises(DataError, match="no sentences") as e:
+        commands.read_corpus([tmp_path / "empty.txt"], max_sentences=None, seed=0)
+    assert "empty.txt" in str(e.value)
+    with pytest.raises(DataError, match="not found"):
+        commands.read_corpus([tmp_path / "nope.txt"], max_sentences=None, seed=0)
+
+
+def test_seat_tests_map_to_their_attribute():
+    assert commands.seat_attribute("sent-weat7b") == "gender"
+    assert commands.seat_attribute("sent-angry_black_woman_stereotype") == "race"
+    assert commands.seat_attribute("world-religion") == "religion"
+    with pytest.raises(ConfigError, match="sent-weat1"):
+        commands.seat_attribute("sent-weat1")
+
+
+def test_table4_has_a_row_per_model_and_variant():
+    result = {"crows": {"bias_types": {"gender": {"metric_score": 60.0},
+                                       "race-color": {"metric_score": 55.0},
+                                       "age": {"metric_score": 70.0}}},
+              "stereoset": {"gender": {"ss": 58.0}, "overall": {"ss": 57.0}},
+              "seat": {"average_absolute_effect": {"gender": 0.25}}}
+    rows = commands.long_rows(result, model="m", variant="pretrained")
+    assert sorted((r["source"], r["attribute"], r["value"]) for r in rows) == [
+        ("crows", "gender", 60.0), ("crows", "race", 55.0), ("seat", "gender", 0.25),
+        ("stereoset", "gender", 58.0)]
+    md = commands.table4(pd.DataFrame(rows))
+    assert "| m | pretrained | 60.00 | 55.00 | 58.00 | 0.250 |" in md
+
+
+def test_representation_rows_follow_each_method_to_its_pretrained_variant():
+    table = pd.DataFrame([{"model": "m", "variant": v, "attribute": "gender", "source": "crows",
+                           "value": x} for v, x in (("pretrained", 60.0),
+                                                    ("sentdebias-gender", 52.0))])
+    registry = {"baseline": {"data": "original"},
+                "up": {"data": "original", "sentdebias": {"attribute": "gender",
+                                                          "stage": "upstream"}},
+                "down": {"data": "original", "sentdebias": {"attribute": "gender",
+                                                            "stage": "downstream",
+                                                            "base": "baseline"}}}
+    got = representation_by_method(table, ["baseline", "up", "down"], registry)
+    assert sorted(zip(got["method"], got["value"], got["source"], strict=True)) == [
+        ("baseline", 60.0, "representation_crows"), ("up", 52.0, "representation_crows")]
+
+
+def test_subspace_score_and_table_through_the_command_line(world, tmp_path):
+    settings = json.dumps(SETTINGS)
+    sub = tmp_path / "gender.safetensors"
+    assert _main("representation", "subspace", "--model", str(world["model"]), "--attribute",
+                 "gender", "--stage", "upstream", "--words", str(world["words"]), "--corpus",
+                 str(world["corpus"]), "--settings", settings, "--out", str(sub)) == 0
+    vectors, meta = sentdebias.read_file(sub)
+    assert vectors.shape == (1, 16) and np.linalg.norm(vectors[0]) == pytest.approx(1, 1e-5)
+    assert meta["attribute"] == "gender" and meta["stage"] == "upstream"
+    seat = sorted(str(p) for p in (world["bench"] / "seat").glob("*.jsonl"))
+    outs = []
+    for variant, extra in (("pretrained", []), ("sentdebias-gender", ["--subspace", str(sub)])):
+        out = tmp_path / "scores" / "tiny" / variant
+        assert _main("representation", "score", "--model", str(world["model"]), "--variant",
+                     variant, *extra, "--crows", str(world["bench"] / "crows_pairs.csv"),
+                     "--stereoset", str(world["bench"] / "stereoset.json"), "--seat", *seat,
+                     "--settings", settings, "--out-dir", str(out)) == 0
+        assert sorted(os.listdir(out)) == ["crows.csv", "scores.json", "seat.csv",
+                                           "stereoset.csv"]
+        outs.append(out / "scores.json")
+    debiased = json.loads(outs[1].read_text())
+    assert debiased["variant"] == "sentdebias-gender"
+    assert debiased["subspace"]["attribute"] == "gender"
+    # the hook is active: the gender SEAT effect changes when the subspace is removed
+    plain = json.loads(outs[0].read_text())
+    assert (plain["seat"]["average_absolute_effect"]["gender"]
+            != debiased["seat"]["average_absolute_effect"]["gender"])
+    assert _main("representation", "table", "--inputs", *map(str, outs), "--out-csv",
+                 str(tmp_path / "t4.csv"), "--out-md", str(tmp_path / "t4.md")) == 0
+    t4 = pd.read_csv(tmp_path / "t4.csv")
+    assert set(t4["variant"]) == {"pretrained", "sentdebias-gender"}
+    assert set(t4["source"]) == {"crows", "stereoset", "seat"} and set(t4["model"]) == {"tiny"}
+
+
+def test_downstream_copy_carries_the_subspace_and_refuses_a_second(world, tmp_path):
+    out = tmp_path / "debiased"
+    (world["model"] / ".snakemake_timestamp").touch()
+    assert _main("representation", "subspace", "--model", str(world["model"]), "--attribute",
+                 "gender", "--stage", "downstream", "--words", str(world["words"]), "--corpus",
+                 str(world["corpus"]), "--settings", json.dumps(SETTINGS), "--out-dir",
+                 str(out)) == 0
+    originals = sorted(p.name for p in world["model"].iterdir()
+                       if p.is_file() and p.name != ".snakemake_timestamp")
+    assert sorted(os.listdir(out)) == sorted([*originals, sentdebias.SUBSPACE_FILE])
+    assert sentdebias.load(out)[1]["stage"] == "downstream"
+    model, _ = commands.load_model(str(out), None, head="base")
+    assert model.sentdebias[1]["attribute"] == "gender"          # re-attached on load
+    again = _cli("representation", "subspace", "--model", str(out), "--attribute", "gender",
+                 "--stage", "downstream", "--words", str(world["words"]), "--corpus",
+                 str(world["corpus"]), "--settings", json.dumps(SETTINGS), "--out-dir",
+                 str(tmp_path / "twice"))
+    assert again.returncode == 2 and again.stderr.count("error:") == 1
+    assert "already carries a SentenceDebias subspace" in again.stderr
+    assert not (tmp_path / "twice").exists() or not os.listdir(tmp_path / "twice")
+
+
+def test_unknown_attribute_in_the_words_file_is_a_clear_error(world, tmp_path):
+    (tmp_path / "w.json").write_text(json.dumps({"gender": WORDS["gender"]}))
+    with pytest.raises(DataError, match="no attribute 'race'"):
+        commands.compute(str(world["model"]), None, words=tmp_path / "w.json",
+                         attribute="race", corpus=[world["corpus"]],
+                         settings=SETTINGS["representation"]["sentdebias"], seed=0)
+    with pytest.raises(ModelError):
+        commands.debias_copy(tmp_path / "missing", np.zeros((1, 16)), {}, tmp_path / "o")
