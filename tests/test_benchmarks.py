@@ -44,3 +44,18 @@ def test_crows_batching_benchmark_compares_with_one_pass_per_mask() -> None:
     out = _run("crows_batching.py", "--hidden", "32", "--layers", "1", "--vocab", "500",
                "--sentences", "3", "--length", "8")
     assert "speed-up:" in out and "one pass per mask" in out
+
+
+def test_seat_permutation_benchmark_gives_the_exact_p_value_both_ways() -> None:
+    out = _run("seat_permutation.py")
+    exact = out.split("24 + 24")[0]
+    p_values = {line.split("p = ")[1] for line in exact.splitlines() if "p = " in line}
+    assert len(p_values) == 1 and "speed-up:" in out
+
+
+def test_representation_gpu_check_runs_on_cpu(tmp_path: Path) -> None:
+    _run("representation_gpu.py", "--device", "cpu", "--out-dir", str(tmp_path))
+    report = json.loads((tmp_path / "representation_gpu.json").read_text())
+    for arch in ("bert", "albert", "roberta"):
+        assert report[arch]["cpu_cuda_agree"] and report[arch]["train_step"]["finite"]
+        assert report[arch]["train_step"]["max_abs_projection_after_hook"] < 1e-4
