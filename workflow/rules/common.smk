@@ -164,13 +164,10 @@ def finetune_inputs(wildcards):
     inputs = {"train": training_data_of(wildcards.task, wildcards.method)}
     if "validation" in TASK_DATA[wildcards.task]:
         inputs["validation"] = TASK_DATA[wildcards.task]["validation"]
-    if MODELS[wildcards.model]["source"] == "embedded":
-        inputs["base"] = f"resources/models/embedded/{wildcards.model}"
+    inputs.update(base_model_input(wildcards.model))
     sd = METHOD_REGISTRY[wildcards.method].get("sentdebias")
     if sd and sd["stage"] == "upstream":  # trained with the pretrained model's subspace
-        inputs["subspace"] = (
-            f"results/representation/subspaces/{wildcards.model}/{sd['attribute']}.safetensors"
-        )
+        inputs["subspace"] = subspace_file(wildcards.model, sd["attribute"])
     return inputs
 
 
