@@ -166,6 +166,49 @@ def test_bad_input_is_one_error_line_and_no_output(steps: Path, tmp_path: Path, 
     assert not list(tmp_path.glob(".*tmp*"))
 
 
+def test_btc_of_every_characteristic_in_one_run_equals_one_run_each(steps: Path,
+                                                                   tmp_path: Path) -> None:
+    mutants = [steps / f"mutants-{c}.parquet" for c in CHARACTERISTICS]
+    preds = [tmp_path / f"pred-{c}.parquet" for c in CHARACTERISTICS]
+    assert main(["predict", "--model", str(steps / "model"), "--input", *map(str, mutants),
+                 "--out", *map(str, preds)]) == 0
+    s = json.dumps(SETTINGS)
+
+    def outs(d: Path) -> list[str | Path]:
+        return ["--out-pairs", *(d / f"{c}.parquet" for c in CHARACTERISTICS),
+                "--out-counts", *(d / f"{c}.counts.parquet" for c in CHARACTERISTICS),
+                "--out-summary", *(d / f"{c}.json" for c in CHARACTERISTICS)]
+
+    run("btc", "--templates", *(steps / f"templates-{c}.parquet" for c in CHARACTERISTICS),
+        "--mutants", *mutants, "--predictions", *preds, "--model-name", "tiny",
+        "--settings", s, *outs(tmp_path / "all"))
+    for c, m, p in zip(CHARACTERISTICS, mutants, preds, strict=True):
+        run("btc", "--templates", steps / f"templates-{c}.parquet", "--mutants", m,
+            "--predictions", p, "--model-name", "tiny", "--settings", s,
+            "--out-pairs", tmp_path / "one" / f"{c}.parquet",
+            "--out-counts", tmp_path / "one" / f"{c}.counts.parquet",
+            "--out-summary", tmp_path / "one" / f"{c}.json")
+    files = sorted(p.name for p in (tmp_path / "all").iterdir())
+    assert len(files) == 9 and files == sorted(p.name for p in (tmp_path / "one").iterdir())
+    for name in files:
+        assert (tmp_path / "all" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_btc_needs_one_file_per_characteristic_everywhere(steps: Path, tmp_path: Path,
+                                                         capsys) -> None:
+    args = ["biasfinder", "btc", "--templates",
+            *(str(steps / f"templates-{c}.parquet") for c in CHARACTERISTICS[:2]),
+            "--mutants", *(str(steps / f"mutants-{c}.parquet") for c in CHARACTERISTICS[:2]),
+            "--model", str(steps / "model"), "--out-pairs", str(tmp_path / "a.parquet"),
+            str(tmp_path / "b.parquet"), "--out-counts", str(tmp_path / "a.counts.parquet"),
+            "--out-summary", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [line for line in err if line.startswith("error: ")] == [err[-1]]
+    assert "--out-counts (got 1)" in err[-1]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_truncation_that_cuts_off_the_placeholders_is_recorded(steps: Path) -> None:
     from biasrepro.biasfinder.btc import truncation_counts
     from biasrepro.models.predict import score_with_inputs

@@ -455,3 +455,62 @@ def test_upstream_sentdebias_trains_with_the_projection_and_saves_it(
         ft.finetune(ModelSpec("tiny", str(out), "bert"), task="sentiment", train=train_file,
                     validation=None, settings=SETTINGS, out_dir=tmp_path / "again",
                     checkpoint_dir=tmp_path / "ckpt2", sentdebias=sub)
+
+
+def test_cli_several_runs_write_what_each_writes_alone(bases: dict[str, Path], train_file: Path,
+                                                       reference: Path, tmp_path: Path) -> None:
+    """One process fine-tunes several training sets in turn, each exactly as alone."""
+    inverted = tmp_path / "inverted.parquet"
+    toy(invert=True).to_parquet(inverted)
+    settings = {"seed": SETTINGS["seed"], "models.training.sentiment": SETTINGS,
+                "models.registry": {"tiny": {"source": "local", "architecture": "bert",
+                                             "path": str(bases["bert"])}}}
+    outs = [tmp_path / "plain", tmp_path / "inverted"]
+    assert cli.main(["finetune", "--model", "tiny", "--task", "sentiment", "--train",
+                     str(train_file), str(inverted), "--settings", json.dumps(settings),
+                     "--out-dir", *map(str, outs), "--checkpoint-dir",
+                     str(tmp_path / "c1"), str(tmp_path / "c2")]) == 0
+    run(bases["bert"], "bert", inverted, tmp_path / "inverted-alone")
+    for out, alone in ((outs[0], reference), (outs[1], tmp_path / "inverted-alone")):
+        files = sorted(p.name for p in alone.iterdir())
+        assert files == sorted(p.name for p in out.iterdir())
+        for name in files:
+            assert (out / name).read_bytes() == (alone / name).read_bytes(), (out, name)
+    assert not (tmp_path / "c1").exists() and not (tmp_path / "c2").exists()
+
+
+def test_several_runs_are_all_or_none(bases: dict[str, Path], train_file: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    spec = ModelSpec("tiny", str(bases["bert"]), "bert")
+    runs = [ft.Run(train_file, tmp_path / f"out{i}", tmp_path / f"ckpt{i}") for i in (1, 2)]
+    # bad data in a later run stops the job before the first run trains
+    pd.DataFrame({"text": ["fine", "fine"], "label": [0, 2]}).to_parquet(tmp_path / "bad.parquet")
+    bad = [runs[0], ft.Run(tmp_path / "bad.parquet", tmp_path / "out2", tmp_path / "ckpt2")]
+    with pytest.raises(DataError, match="bad.parquet"):
+        ft.finetune_runs(spec, task="sentiment", runs=bad, validation=None,
+                         settings=SETTINGS | {"epochs": 1})
+    assert not list(tmp_path.glob("out*")) and not list(tmp_path.glob("ckpt*"))
+    # a later run that fails takes the finished ones with it
+    real = ft.finetune
+
+    def second_fails(*args: object, **kwargs: object) -> None:
+        if kwargs["out_dir"] == runs[1].out_dir:
+            raise ModelError("the second run failed")
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(ft, "finetune", second_fails)
+    with pytest.raises(ModelError, match="second run"):
+        ft.finetune_runs(spec, task="sentiment", runs=runs, validation=None,
+                         settings=SETTINGS | {"epochs": 1})
+    assert not runs[0].out_dir.exists() and not runs[1].out_dir.exists()
+    # one value per run for every per-run option, or nothing starts
+    code = cli.main(["finetune", "--model", str(bases["bert"]), "--task", "sentiment",
+                     "--train", str(train_file), str(train_file), "--settings",
+                     json.dumps({"seed": 0, "models.registry": {},
+                                 "models.training.sentiment": SETTINGS}),
+                     "--out-dir", str(tmp_path / "a"), "--checkpoint-dir", str(tmp_path / "c")])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and "--out-dir (got 1)" in err[-1]
+    assert not (tmp_path / "a").exists()

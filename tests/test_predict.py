@@ -16,6 +16,7 @@ from conftest import BIN, env_with_venv
 from fixtures.tiny_models import tiny_classifier
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+from biasrepro.cli import main
 from biasrepro.errors import DataError, ModelError
 from biasrepro.io import sha256_file
 from biasrepro.models.load import ModelSpec, resolve
@@ -359,3 +360,24 @@ def test_cli_predict_end_to_end(models, tmp_path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith("bad.parquet, row 2, column 'text': empty text")
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_several_models_in_one_run_write_what_each_writes_alone(models, tmp_path) -> None:
+    for name, seed in (("a", 1), ("b", 2)):
+        write_input(tmp_path / f"{name}.parquet", workload(seed), id=range(len(workload(seed))))
+    inputs = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    both = [str(tmp_path / f"{arch}-{name}-both.parquet")
+            for arch in ("bert", "roberta") for name in ("a", "b")]
+    assert main(["predict", "--model", models["bert"], models["roberta"], "--input", *inputs,
+                 "--out", *both]) == 0
+    for arch in ("bert", "roberta"):
+        alone = [str(tmp_path / f"{arch}-{name}-alone.parquet") for name in ("a", "b")]
+        assert main(["predict", "--model", models[arch], "--input", *inputs,
+                     "--out", *alone]) == 0
+        for path in alone:
+            assert sha256_file(path) == sha256_file(path.replace("-alone", "-both"))
+    # one output per model and input, or the run stops before writing anything
+    short = [str(tmp_path / f"short-{i}.parquet") for i in range(3)]
+    assert main(["predict", "--model", models["bert"], models["roberta"], "--input", *inputs,
+                 "--out", *short]) == 2
+    assert not any((tmp_path / f"short-{i}.parquet").exists() for i in range(3))

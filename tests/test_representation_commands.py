@@ -125,24 +125,33 @@ def test_representation_rows_follow_each_method_to_its_pretrained_variant():
 
 def test_subspace_score_and_table_through_the_command_line(world, tmp_path):
     settings = json.dumps(SETTINGS)
-    sub = tmp_path / "gender.safetensors"
+    subs = [tmp_path / f"{a}.safetensors" for a in ("gender", "race")]
     assert _main("representation", "subspace", "--model", str(world["model"]), "--attribute",
-                 "gender", "--stage", "upstream", "--words", str(world["words"]), "--corpus",
-                 str(world["corpus"]), "--settings", settings, "--out", str(sub)) == 0
-    vectors, meta = sentdebias.read_file(sub)
-    assert vectors.shape == (1, 16) and np.linalg.norm(vectors[0]) == pytest.approx(1, 1e-5)
-    assert meta["attribute"] == "gender" and meta["stage"] == "upstream"
+                 "gender", "race", "--stage", "upstream", "--words", str(world["words"]),
+                 "--corpus", str(world["corpus"]), "--settings", settings,
+                 "--out", *map(str, subs)) == 0
+    for attribute, sub in zip(("gender", "race"), subs, strict=True):
+        vectors, meta = sentdebias.read_file(sub)
+        assert vectors.shape == (1, 16) and np.linalg.norm(vectors[0]) == pytest.approx(1, 1e-5)
+        assert meta["attribute"] == attribute and meta["stage"] == "upstream"
+    # one model, several attributes: the same bytes as one run per attribute
+    alone = tmp_path / "alone.safetensors"
+    assert _main("representation", "subspace", "--model", str(world["model"]), "--attribute",
+                 "race", "--stage", "upstream", "--words", str(world["words"]), "--corpus",
+                 str(world["corpus"]), "--settings", settings, "--out", str(alone)) == 0
+    assert alone.read_bytes() == subs[1].read_bytes()
     seat = sorted(str(p) for p in (world["bench"] / "seat").glob("*.jsonl"))
-    outs = []
-    for variant, extra in (("pretrained", []), ("sentdebias-gender", ["--subspace", str(sub)])):
-        out = tmp_path / "scores" / "tiny" / variant
-        assert _main("representation", "score", "--model", str(world["model"]), "--variant",
-                     variant, *extra, "--crows", str(world["bench"] / "crows_pairs.csv"),
-                     "--stereoset", str(world["bench"] / "stereoset.json"), "--seat", *seat,
-                     "--settings", settings, "--out-dir", str(out)) == 0
-        assert sorted(os.listdir(out)) == ["crows.csv", "scores.json", "seat.csv",
-                                           "stereoset.csv"]
-        outs.append(out / "scores.json")
+    bench = ["--crows", str(world["bench"] / "crows_pairs.csv"), "--stereoset",
+             str(world["bench"] / "stereoset.json"), "--seat", *seat, "--settings", settings]
+    out = tmp_path / "scores" / "tiny"
+    assert _main("representation", "score", "--model", str(world["model"]), "--variant",
+                 "pretrained", f"sentdebias-gender={subs[0]}", *bench,
+                 "--out-dir", str(out)) == 0
+    assert sorted(os.listdir(out)) == ["pretrained", "sentdebias-gender"]
+    outs = [out / variant / "scores.json" for variant in ("pretrained", "sentdebias-gender")]
+    for path in outs:
+        assert sorted(os.listdir(path.parent)) == ["crows.csv", "scores.json", "seat.csv",
+                                                   "stereoset.csv"]
     debiased = json.loads(outs[1].read_text())
     assert debiased["variant"] == "sentdebias-gender"
     assert debiased["subspace"]["attribute"] == "gender"
@@ -150,11 +159,46 @@ def test_subspace_score_and_table_through_the_command_line(world, tmp_path):
     plain = json.loads(outs[0].read_text())
     assert (plain["seat"]["average_absolute_effect"]["gender"]
             != debiased["seat"]["average_absolute_effect"]["gender"])
+    # each variant scored on its own gives the same bytes as in one run with the others
+    one = tmp_path / "one"
+    assert _main("representation", "score", "--model", str(world["model"]), "--variant",
+                 f"sentdebias-gender={subs[0]}", *bench, "--out-dir", str(one)) == 0
+    for name in ("scores.json", "crows.csv", "stereoset.csv", "seat.csv"):
+        got = (one / "sentdebias-gender" / name).read_bytes()
+        assert got == (out / "sentdebias-gender" / name).read_bytes()
     assert _main("representation", "table", "--inputs", *map(str, outs), "--out-csv",
                  str(tmp_path / "t4.csv"), "--out-md", str(tmp_path / "t4.md")) == 0
     t4 = pd.read_csv(tmp_path / "t4.csv")
     assert set(t4["variant"]) == {"pretrained", "sentdebias-gender"}
     assert set(t4["source"]) == {"crows", "stereoset", "seat"} and set(t4["model"]) == {"tiny"}
+
+
+@pytest.mark.parametrize("case", ["outs", "out-dir", "variant", "missing-subspace"])
+def test_mismatched_arguments_are_one_error_and_no_output(world, tmp_path, case):
+    common = ["--words", str(world["words"]), "--corpus", str(world["corpus"]), "--settings",
+              json.dumps(SETTINGS)]
+    subspace = ["representation", "subspace", "--model", str(world["model"]), "--stage",
+                "upstream", *common]
+    score = ["representation", "score", "--model", str(world["model"]), "--crows",
+             str(world["bench"] / "crows_pairs.csv"), "--stereoset",
+             str(world["bench"] / "stereoset.json"), "--seat",
+             str(world["bench"] / "seat" / "world-gender.jsonl"), "--settings",
+             json.dumps(SETTINGS), "--out-dir", str(tmp_path / "scores")]
+    args, expected = {
+        "outs": ([*subspace, "--attribute", "gender", "race", "--out",
+                  str(tmp_path / "g.safetensors")], "one --out per --attribute"),
+        "out-dir": ([*subspace, "--attribute", "gender", "race", "--out-dir",
+                     str(tmp_path / "copy")], "--out-dir takes one --attribute"),
+        "variant": ([*score, "--variant", "pretrained", "pretrained"], "must differ"),
+        "missing-subspace": ([*score, "--variant", "pretrained",
+                              f"sentdebias-gender={tmp_path / 'nope.safetensors'}"],
+                             "nope.safetensors"),
+    }[case]
+    proc = _cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and expected in errors[0], proc.stderr
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
 def test_downstream_copy_carries_the_subspace_and_refuses_a_second(world, tmp_path):

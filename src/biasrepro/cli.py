@@ -188,16 +188,22 @@ def _finetune(args: argparse.Namespace) -> None:
     from biasrepro.models.load import resolve
 
     s = args.settings
+    sentdebias = args.sentdebias or ["none"] * len(args.train)
+    given = {"--train": args.train, "--out-dir": args.out_dir,
+             "--checkpoint-dir": args.checkpoint_dir, "--sentdebias": sentdebias}
+    if len({len(values) for values in given.values()}) != 1:
+        raise ConfigError("give one value per fine-tuning to each of " + ", ".join(
+            f"{name} (got {len(values)})" for name, values in given.items()))
     spec = resolve(args.model, _need(s, "models.registry"))
-    finetune.finetune(
+    finetune.finetune_runs(
         spec,
         task=args.task,
-        train=args.train,
+        runs=[finetune.Run(train, out_dir, checkpoint_dir,
+                           None if subspace == "none" else Path(subspace))
+              for train, out_dir, checkpoint_dir, subspace in zip(
+                  args.train, args.out_dir, args.checkpoint_dir, sentdebias, strict=True)],
         validation=args.validation,
         settings=training_settings(s, args.model, args.task),
-        out_dir=args.out_dir,
-        checkpoint_dir=args.checkpoint_dir,
-        sentdebias=args.sentdebias,
     )
 
 
@@ -206,8 +212,8 @@ def _predict(args: argparse.Namespace) -> None:
     from biasrepro.models.load import resolve
 
     registry = _need(args.settings, "models.registry") if args.settings else None
-    predict.predict_files(
-        resolve(args.model, registry),
+    predict.predict_models(
+        [resolve(model, registry) for model in args.model],
         args.input,
         args.out,
         text_column=args.text_column,
@@ -324,26 +330,32 @@ def build_parser() -> argparse.ArgumentParser:
     ft = sub.add_parser("finetune", help="fine-tune a model for sequence classification",
                         description="Fine-tune a model of models.registry (embedded, a local "
                         "directory or a Hub id at a revision) on a Parquet of `text` and "
-                        "`label` (0/1); resumes from its last checkpoint when interrupted.")
+                        "`label` (0/1); resumes from its last checkpoint when interrupted. "
+                        "Several training sets: one fine-tuning each, in turn, in one process "
+                        "(the same bytes as one process each); give every per-run option "
+                        "once per --train, in the same order.")
     ft.add_argument("--model", required=True, help="a name in models.registry")
     ft.add_argument("--task", required=True, choices=["sentiment", "toxicity"])
-    ft.add_argument("--train", type=Path, required=True)
-    ft.add_argument("--validation", type=Path, default=None)
+    ft.add_argument("--train", type=Path, nargs="+", required=True)
+    ft.add_argument("--validation", type=Path, default=None, help="shared by every run")
     settings_arg(ft)
-    ft.add_argument("--out-dir", type=Path, required=True)
-    ft.add_argument("--checkpoint-dir", type=Path, required=True)
-    ft.add_argument("--sentdebias", type=Path, default=None,
-                    help="a SentenceDebias subspace file to attach before training (upstream)")
+    ft.add_argument("--out-dir", type=Path, nargs="+", required=True)
+    ft.add_argument("--checkpoint-dir", type=Path, nargs="+", required=True)
+    ft.add_argument("--sentdebias", nargs="+", default=None,
+                    help="a SentenceDebias subspace file to attach before training "
+                    "(upstream), or `none` (default: none for every run)")
     ft.set_defaults(func=_finetune)
 
     pd_ = sub.add_parser("predict", help="score a Parquet of texts with a saved model",
                          description="Write the positive-class probability and the label "
-                         "for every row (identical texts are scored once).")
-    pd_.add_argument("--model", required=True, help="model directory, registry name or Hub id")
+                         "for every row (identical texts are scored once). Several models "
+                         "are loaded and score the inputs one after another, each as alone.")
+    pd_.add_argument("--model", nargs="+", required=True,
+                     help="model directory, registry name or Hub id (one or more)")
     pd_.add_argument("--input", type=Path, nargs="+", required=True,
                      help="Parquet file(s); several are scored in one pass")
     pd_.add_argument("--out", type=Path, nargs="+", required=True,
-                     help="one output per input, in the same order")
+                     help="one output per model and input, model by model, inputs in order")
     pd_.add_argument("--text-column", default="text")
     pd_.add_argument("--max-length", type=int, default=None,
                      help="default: the model's training max_length, else 512")
@@ -358,10 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, required=True)
     ev.set_defaults(func=_evaluate)
 
-    mt = sub.add_parser("metrics-table", help="collect test metrics into one table",
-                        description="Collect results/metrics/TASK/MODEL/METHOD/test.json files "
-                        "into one JSON and one Markdown table.")
-    mt.add_argument("--inputs", nargs="+", type=Path, required=True)
+    mt = sub.add_parser("metrics-table", help="test metrics of many runs as one table",
+                        description="Accuracy, ROC-AUC and F1 of every "
+                        "results/predictions/TASK/MODEL/METHOD/test.parquet (as `evaluate` "
+                        "computes them) in one JSON and one Markdown table.")
+    mt.add_argument("--inputs", nargs="+", type=Path, required=True,
+                    help="test-set predictions (label, prob) from `predict`")
     mt.add_argument("--out-json", type=Path, required=True)
     mt.add_argument("--out-md", type=Path, required=True)
     mt.set_defaults(func=_metrics_table)
@@ -391,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
     from biasrepro.representation import commands as representation_commands
 
     representation_commands.register(sub, _settings)
+    from biasrepro.analysis import commands as analysis_commands
+
+    analysis_commands.register(sub, _settings)
     return p
 
 

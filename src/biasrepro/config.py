@@ -8,6 +8,7 @@ environment runs ``snakemake``, with or without ``--use-conda``.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -279,6 +280,12 @@ def subset(config: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     (see :mod:`biasrepro.dvc`), so DVC and Snakemake agree on what a step depends on.
     """
     return {k: copy.deepcopy(get(config, k)) for k in keys}
+
+
+def config_sha256(config: Mapping[str, Any]) -> str:
+    """sha256 of the resolved configuration as canonical JSON (the run record's config id)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def settings_json(config: Mapping[str, Any], *keys: str) -> str:

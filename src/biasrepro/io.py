@@ -21,6 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from biasrepro.errors import DataError
+
 
 @contextmanager
 def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
@@ -99,3 +101,27 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> st
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse the JSON file ``path``; a missing file or bad JSON is a :class:`DataError`."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError("file not found", file=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(f"not valid JSON ({e})", file=path) from None
+
+
+def read_csv(path: str | Path, columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Read the CSV table ``path``, which must have ``columns``, or raise a DataError."""
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise DataError("file not found", file=path) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+        raise DataError(f"not a readable CSV table ({e})", file=path) from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataError(f"missing column(s) {', '.join(missing)}", file=path)
+    return df

@@ -6,6 +6,13 @@ wildcard_constraints:
     corpus=re.escape(BF_CORPUS),
 
 
+#: Scoring the mutants is the workflow's longest job per model, and the last step of its
+#: chain but the tables: the steps up to it run as soon as they can (before equally ready
+#: jobs of priority 0), so that on few cores they overlap the fine-tuning of other models
+#: instead of running alone at the end.
+BF_PRIORITY = 2
+
+
 rule biasfinder_wordlists:
     """Name lists from gender-guesser's dictionary: N per gender, one per country and gender."""
     output:
@@ -13,6 +20,7 @@ rule biasfinder_wordlists:
         countries="resources/wordlists/country_names.csv",
     params:
         settings=settings("seed", "biasfinder.names", "biasfinder.countries"),
+    priority: BF_PRIORITY
     log:
         "logs/biasfinder_wordlists.log",
     benchmark:
@@ -35,6 +43,7 @@ rule biasfinder_parse:
         settings=settings("biasfinder.spacy_model", "biasfinder.parse", "biasfinder.coref"),
         lists=wordlists_dir,
     threads: BIASFINDER["parse"]["n_process"]
+    priority: BF_PRIORITY
     log:
         "logs/biasfinder_parse/{corpus}.log",
     benchmark:
@@ -59,6 +68,7 @@ rule biasfinder_templates:
     params:
         settings=settings("seed", "biasfinder.spacy_model", "biasfinder.max_templates"),
         lists=wordlists_dir,
+    priority: BF_PRIORITY
     log:
         "logs/biasfinder_templates/{corpus}/{characteristic}.log",
     benchmark:
@@ -84,6 +94,7 @@ rule biasfinder_mutants:
     params:
         settings=settings("biasfinder.max_names"),
         lists=wordlists_dir,
+    priority: BF_PRIORITY
     log:
         "logs/biasfinder_mutants/{corpus}/{characteristic}.log",
     benchmark:
@@ -98,47 +109,69 @@ rule biasfinder_mutants:
 
 
 rule biasfinder_predict:
-    """Score every characteristic's mutants with a fine-tuned sentiment model (one load)."""
+    """Score every characteristic's mutants with each tested method's fine-tuned sentiment
+    model (one job per model: one process, each method's model loaded in turn)."""
     input:
-        model="results/models/sentiment/{model}/{method}",
+        models=expand("results/models/sentiment/{{model}}/{method}", method=BF_METHODS),
         mutants=expand(
             "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
             characteristic=BF_CHARACTERISTICS,
         ),
     output:
         expand(
-            "results/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
+            "results/biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet",
+            method=BF_METHODS,
             characteristic=BF_CHARACTERISTICS,
         ),
+    priority: BF_PRIORITY
     log:
-        "logs/biasfinder_predict/{corpus}/{model}/{method}.log",
+        "logs/biasfinder_predict/{corpus}/{model}.log",
     benchmark:
-        "logs/benchmarks/biasfinder_predict/{corpus}/{model}/{method}.tsv"
+        "logs/benchmarks/biasfinder_predict/{corpus}/{model}.tsv"
     resources:
         gpu=GPU,
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py predict --model {input.model:q}"
+        "python workflow/scripts/biasrepro.py predict --model {input.models:q}"
         " --input {input.mutants:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule biasfinder_btc:
-    """Bias-uncovering test cases: same template, different classes, different labels."""
+    """Bias-uncovering test cases of every characteristic: same template, different classes,
+    different labels (one job per model and method)."""
     input:
-        templates=rules.biasfinder_templates.output[0],
-        mutants=rules.biasfinder_mutants.output[0],
-        predictions="results/biasfinder/{corpus}/predictions/{model}/{method}/{characteristic}.parquet",
+        templates=expand(
+            "results/biasfinder/{{corpus}}/templates/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
+        mutants=expand(
+            "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
+        predictions=expand(
+            "results/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
     output:
-        pairs="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.parquet",
-        counts="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.counts.parquet",
-        summary="results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.json",
+        pairs=expand(
+            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
+        counts=expand(
+            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.counts.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
+        summary=expand(
+            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.json",
+            characteristic=BF_CHARACTERISTICS,
+        ),
     params:
         settings=settings("biasfinder.threshold"),
     log:
-        "logs/biasfinder_btc/{corpus}/{model}/{method}/{characteristic}.log",
+        "logs/biasfinder_btc/{corpus}/{model}/{method}.log",
     benchmark:
-        "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}/{characteristic}.tsv"
+        "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -152,10 +185,7 @@ rule biasfinder_btc:
 rule biasfinder_annotation:
     """RQ2: a Cochran-sized random sample of each characteristic's BTCs for annotators."""
     input:
-        expand(
-            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
+        rules.biasfinder_btc.output.pairs,
     output:
         sample="results/biasfinder/{corpus}/annotation/{model}/{method}/sample.csv",
         key="results/biasfinder/{corpus}/annotation/{model}/{method}/key.csv",

@@ -6,6 +6,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -159,30 +160,54 @@ def training_data_of(task, method):
     return TRAINING_DATA[task][METHOD_REGISTRY[method]["data"]]
 
 
-def finetune_inputs(wildcards):
-    """The method's training data, the task's validation split, the embedded base model."""
-    inputs = {"train": training_data_of(wildcards.task, wildcards.method)}
-    if "validation" in TASK_DATA[wildcards.task]:
-        inputs["validation"] = TASK_DATA[wildcards.task]["validation"]
+def finetune_methods(task):
+    """The task's fine-tuned methods and those its downstream-SentDebias methods start from."""
+    needed = set(TASK_METHODS[task]) | {
+        METHOD_REGISTRY[m]["sentdebias"]["base"] for m in TASK_METHODS[task]
+        if m in DOWNSTREAM_METHODS}
+    return [m for m in TRAINED_METHODS if m in needed]
+
+
+def upstream_subspace(model, method):
+    """The pretrained model's subspace an upstream-SentDebias method trains with, or None."""
+    sd = METHOD_REGISTRY[method].get("sentdebias")
+    return subspace_file(model, sd["attribute"]) if sd and sd["stage"] == "upstream" else None
+
+
+def finetune_inputs(wildcards, task):
+    """Each method's training data, the task's validation split, the embedded base model and
+    the subspaces the upstream-SentDebias methods train with."""
+    methods = finetune_methods(task)
+    inputs = {"train": sorted({training_data_of(task, m) for m in methods})}
+    if "validation" in TASK_DATA[task]:
+        inputs["validation"] = TASK_DATA[task]["validation"]
     inputs.update(base_model_input(wildcards.model))
-    sd = METHOD_REGISTRY[wildcards.method].get("sentdebias")
-    if sd and sd["stage"] == "upstream":  # trained with the pretrained model's subspace
-        inputs["subspace"] = subspace_file(wildcards.model, sd["attribute"])
+    subspaces = sorted({s for m in methods if (s := upstream_subspace(wildcards.model, m))})
+    if subspaces:
+        inputs["subspaces"] = subspaces
     return inputs
+
+
+def finetune_args(wildcards, task):
+    """`biasrepro finetune`'s per-run options: one value per method, in finetune_methods'
+    order (the rule's outputs'), and the shared validation split."""
+    methods = finetune_methods(task)
+    args = ["--train", *(training_data_of(task, m) for m in methods), "--checkpoint-dir",
+            *(f"resources/checkpoints/{task}/{wildcards.model}/{m}" for m in methods)]
+    subspaces = [upstream_subspace(wildcards.model, m) or "none" for m in methods]
+    if set(subspaces) != {"none"}:
+        args += ["--sentdebias", *subspaces]
+    if "validation" in TASK_DATA[task]:
+        args += ["--validation", TASK_DATA[task]["validation"]]
+    return shlex.join(args)
 
 
 def test_data(wildcards):
     return TASK_DATA[wildcards.task]["test"]
 
 
-def finetune_settings(wildcards):
-    return settings(
-        "seed", f"models.registry.{wildcards.model}", f"models.training.{wildcards.task}"
-    )
-
-
-def validation_arg(wildcards, input):
-    return f"--validation {shlex.quote(input.validation)}" if "validation" in input.keys() else ""
+def finetune_settings(wildcards, task):
+    return settings("seed", f"models.registry.{wildcards.model}", f"models.training.{task}")
 
 
 def pretrain_settings(wildcards):
@@ -363,6 +388,11 @@ DOWNSTREAM_METHODS = sorted(
     m for m in METHODS if METHOD_REGISTRY[m].get("sentdebias", {}).get("stage") == "downstream"
 )
 TRAINED_METHODS = sorted(set(METHODS) - set(DOWNSTREAM_METHODS))
+#: the upstream subspaces each model's `sentdebias_subspace` job computes: Table 4's
+#: attributes and those of the upstream-SentDebias methods trained
+SUBSPACE_ATTRIBUTES = sorted(set(REPRESENTATION["attributes"]) | {
+    METHOD_REGISTRY[m]["sentdebias"]["attribute"] for m in METHODS
+    if METHOD_REGISTRY[m].get("sentdebias", {}).get("stage") == "upstream"})
 
 
 def _world_seat_tests():
@@ -415,21 +445,26 @@ def subspace_file(model, attribute):
 
 
 def representation_score_inputs(wildcards):
-    inputs = {
+    return {
         **base_model_input(wildcards.model),
         "crows": representation_files("crows_pairs"),
         "stereoset": representation_files("stereoset"),
         "seat": representation_files("seat"),
+        "subspaces": [subspace_file(wildcards.model, a) for a in REPRESENTATION["attributes"]],
     }
-    if wildcards.variant != "pretrained":
-        inputs["subspace"] = subspace_file(
-            wildcards.model, wildcards.variant.removeprefix("sentdebias-")
-        )
-    return inputs
 
 
-def subspace_arg(wildcards, input):
-    return f"--subspace {shlex.quote(input.subspace)}" if "subspace" in input.keys() else ""
+def representation_score_files(name):
+    """The file ``name`` of every variant of one model's scores (an output pattern)."""
+    return [f"results/representation/scores/{{model}}/{variant}/{name}"
+            for variant in REPRESENTATION_VARIANTS]
+
+
+def variant_args(wildcards, input):
+    """``--variant`` values: the pretrained model, then each attribute's subspace attached."""
+    subspaces = [f"sentdebias-{a}={path}"
+                 for a, path in zip(REPRESENTATION["attributes"], input.subspaces, strict=True)]
+    return shlex.join(["pretrained", *subspaces])
 
 
 def representation_jobs():
@@ -454,5 +489,180 @@ def downstream_inputs(wildcards):
     }
 
 
-def finetune_sentdebias_arg(wildcards, input):
-    return f"--sentdebias {shlex.quote(input.subspace)}" if "subspace" in input.keys() else ""
+# -- analysis and report (issue #7) ----------------------------------------------------------
+
+ANALYSIS = "results/analysis"
+TASKS_RUN = [task for task, models in config["models"]["tasks"].items() if models]
+#: sha256 of the resolved configuration (canonical JSON), for the run record
+CONFIG_SHA256 = brconfig.config_sha256(config)
+
+
+def from_world(*datasets):
+    return all(config["datasets"][d]["source"] == "world" for d in datasets)
+
+
+def analysis_inputs(wildcards=None):
+    """The result files the analysis steps read, by name; absent where a study did not run."""
+    out = {"data_summary": "results/data/summary.json"}
+    if "sentiment" in TASKS_RUN:
+        out["biasfinder"] = f"results/biasfinder/{BF_CORPUS}/table4.csv"
+        out["sentiment"] = "results/sentiment/fairness/report.json"
+        out["sentiment_gaps"] = "results/sentiment/fairness/gaps.csv"
+        if from_world("imdb"):
+            out["reviews_truth"] = "resources/world/imdb/ground_truth.json"
+    if "toxicity" in TASKS_RUN:
+        out["toxicity"] = "results/toxicity/fairness/report.json"
+        out["toxicity_gaps"] = "results/toxicity/fairness/gaps.csv"
+        out["toxicity_balanced"] = "results/toxicity/fairness/balanced.parquet"
+        if any(METHOD_REGISTRY[m]["data"] in ("stratified", "perturbed_stratified")
+               for m in TASK_METHODS["toxicity"]):
+            out["stratified"] = "results/toxicity/training/stratified.json"
+    if from_world("civil_comments"):
+        out["comments_truth"] = "resources/world/civil_comments/ground_truth.json"
+    if REPRESENTATION["models"]:
+        out["representation"] = "results/representation/table4.csv"
+        if from_world("crows_pairs", "stereoset", "seat") and all(
+            MODELS[m]["source"] == "embedded" for m in REPRESENTATION["models"]
+        ):
+            out["stereotypes_truth"] = "resources/world/stereotypes/ground_truth.json"
+    return out
+
+
+def toxicity_balanced_predictions(wildcards=None):
+    if "toxicity" not in TASKS_RUN:
+        return []
+    return task_jobs("results/predictions/{task}/{model}/{method}/fairness-balanced.parquet",
+                     tasks=["toxicity"])
+
+
+def cli_options(input, names):
+    """``--name PATH`` for each of ``names`` among the job's named inputs."""
+    return " ".join(
+        f"--{name.replace('_', '-')} {shlex.quote(str(input[name]))}"
+        for name in names
+        if name in input.keys()
+    )
+
+
+def controls_args(wildcards, input):
+    return cli_options(input, ["data_summary", "comments_truth", "reviews_truth",
+                               "stereotypes_truth", "biasfinder", "toxicity", "stratified",
+                               "representation"])
+
+
+def cross_study_args(wildcards, input):
+    args = cli_options(input, ["biasfinder", "sentiment_gaps", "toxicity_balanced",
+                               "toxicity_gaps"])
+    if input.get("predictions"):
+        args += " --toxicity-predictions " + " ".join(shlex.quote(p) for p in input.predictions)
+    return args
+
+
+def data_files():
+    """Every raw and prepared data file of the run, for the run record's hashes."""
+    raw = [f for d in ("imdb", "civil_comments", "sst") for f in raw_files(d).values()]
+    return sorted(set(raw) | {
+        *TASK_DATA["sentiment"].values(), *TASK_DATA["toxicity"].values(),
+        *FAIRNESS_SOURCE.values(),
+    })
+
+
+def run_environment():
+    """Package versions and device in one line (the run record reruns when they change)."""
+    from biasrepro.analysis.record import environment
+
+    return environment()
+
+
+from biasrepro.analysis import paper_tables as brpaper  # noqa: E402  (stdlib only)
+
+PAPER_TABLE_CATEGORY = {"biasfinder": "1. BiasFinder", "toxicity": "2. Toxicity fairness"}
+
+
+def paper_table_inputs(wildcards=None):
+    """The results each paper table reads: study tables beside each fairness report."""
+    given = analysis_inputs()
+    out = {"published": sorted(str(p) for p in Path("published").glob("*.csv"))}
+    for name in ("biasfinder", "representation"):
+        if name in given:
+            out[name] = given[name]
+    for task in TASKS_RUN:
+        out[task] = f"results/{task}/fairness/report.json"
+    out["classification"] = "results/metrics/classification.json"
+    return out
+
+
+def paper_table_settings():
+    keys = ["models.registry", "models.tasks", "methods.tasks"]
+    keys += ["representation.models"] if REPRESENTATION["models"] else []
+    keys += ["biasfinder.methods"] if "sentiment" in TASKS_RUN else []
+    return settings(*keys)
+
+
+def paper_table_markdown():
+    return [f"{ANALYSIS}/paper_tables/{table}.md" for table in brpaper.TABLE_IDS]
+
+
+def paper_table_outputs():
+    """Each table's CSV in the report under its study's category; Markdown beside it."""
+    out = {}
+    for table in brpaper.TABLE_IDS:
+        key = table.replace("-", "_")
+        out[key] = report(
+            f"{ANALYSIS}/paper_tables/{table}.csv",
+            caption="../report/paper_table.rst",
+            category=PAPER_TABLE_CATEGORY[table.split("-")[0]],
+            subcategory="Paper tables",
+            labels={"table": table},
+        )
+        out[f"{key}_md"] = f"{ANALYSIS}/paper_tables/{table}.md"
+    out["index"] = f"{ANALYSIS}/paper_tables/index.md"
+    return out
+
+
+from biasrepro.analysis import figures as brfigures  # noqa: E402  (matplotlib not imported)
+
+STUDY_CATEGORY = {
+    "biasfinder": "1. BiasFinder",
+    "toxicity": "2. Toxicity fairness",
+    "sentiment": "3. Sentiment appendix",
+}
+
+
+def figure_caption(name):
+    """A task's figures share captions (``toxicity_gaps_original`` -> ``gaps_original``)."""
+    task, _, rest = name.partition("_")
+    return f"../report/figures/{rest if task in TASKS_RUN else name}.rst"
+
+
+def figure_outputs():
+    """Every figure as PNG (in the report, under its study) and SVG."""
+    names = brfigures.figure_names(TASKS_RUN, "sentiment" in TASKS_RUN)
+    out = {}
+    for name in names:
+        out[name] = report(
+            f"{ANALYSIS}/figures/{name}.png",
+            caption=figure_caption(name),
+            category=STUDY_CATEGORY[name.split("_")[0]],
+            subcategory="Figures",
+        )
+        out[f"{name}_svg"] = f"{ANALYSIS}/figures/{name}.svg"
+    return out
+
+
+def figure_inputs(wildcards=None):
+    """Each task's fairness report with the tables beside it, and BiasFinder's Table 4."""
+    out = {}
+    for task in TASKS_RUN:
+        for name in ("report.json", "gaps.csv", "training_groups.csv", "correlations.csv"):
+            out[f"{task}_{name.split('.')[0]}"] = f"results/{task}/fairness/{name}"
+    if "sentiment" in TASKS_RUN:
+        out["biasfinder"] = f"results/biasfinder/{BF_CORPUS}/table4.csv"
+    return out
+
+
+def figure_args(wildcards, input):
+    args = [f"--{task} {shlex.quote(input[task + '_report'])}" for task in TASKS_RUN]
+    if "biasfinder" in input.keys():
+        args.append(f"--biasfinder {shlex.quote(input.biasfinder)}")
+    return " ".join(args)

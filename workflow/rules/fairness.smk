@@ -1,5 +1,5 @@
 """The toxicity-fairness study and its sentiment appendix (issue #5): fairness sets,
-debiased training sets and the study's tables (rule predict_test scores the fairness sets)."""
+debiased training sets and the study's tables (rules predict_{task} score the fairness sets)."""
 
 
 wildcard_constraints:

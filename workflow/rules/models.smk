@@ -49,81 +49,77 @@ rule pretrain_embedded:
         " --settings {params.settings:q} --out-dir {output:q} > {log:q} 2>&1"
 
 
-rule finetune:
-    """Fine-tune a registered model for a task; resumes from its checkpoint if interrupted."""
-    input:
-        unpack(finetune_inputs),
-    output:
-        directory("results/models/{task}/{model}/{method}"),
-    wildcard_constraints:
-        method=alternation(TRAINED_METHODS),
-    params:
-        settings=finetune_settings,
-        validation=validation_arg,
-        sentdebias=finetune_sentdebias_arg,
-        checkpoints="resources/checkpoints/{task}/{model}/{method}",
-    log:
-        "logs/finetune/{task}/{model}/{method}.log",
-    benchmark:
-        "logs/benchmarks/finetune/{task}/{model}/{method}.tsv"
-    resources:
-        gpu=GPU,
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py finetune --model {wildcards.model}"
-        " --task {wildcards.task} --train {input.train:q} {params.validation}"
-        " --settings {params.settings:q} --out-dir {output:q}"
-        " --checkpoint-dir {params.checkpoints:q} {params.sentdebias} > {log:q} 2>&1"
+# One fine-tuning job per task and model: its methods' fine-tunings run in turn in one process
+# (`biasrepro finetune` with several training sets), each writing what it would alone; one
+# start-up (torch, transformers) instead of one per method. The profile runs the toxicity
+# jobs first (workflow/profiles/default); of the rest, the sentiment models come first:
+# BiasFinder's long scoring jobs wait for them (BF_PRIORITY).
+for _task in TASK_METHODS:
+
+    rule:
+        name:
+            f"finetune_{_task}"
+        input:
+            unpack(partial(finetune_inputs, task=_task)),
+        output:
+            [directory(f"results/models/{_task}/{{model}}/{m}") for m in finetune_methods(_task)],
+        params:
+            settings=partial(finetune_settings, task=_task),
+            runs=partial(finetune_args, task=_task),
+            task=_task,
+        priority: int(_task == "sentiment")
+        log:
+            f"logs/finetune/{_task}/{{model}}.log",
+        benchmark:
+            f"logs/benchmarks/finetune/{_task}/{{model}}.tsv"
+        resources:
+            gpu=GPU,
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py finetune --model {wildcards.model}"
+            " --task {params.task} {params.runs} --settings {params.settings:q}"
+            " --out-dir {output:q} > {log:q} 2>&1"
 
 
-rule predict_test:
-    """Score the task's test split and both fairness sets with a fine-tuned model (one
-    model load; a text in several of them is scored once)."""
-    input:
-        model=rules.finetune.output[0],
-        data=test_data,
-        original="results/{task}/fairness/original.parquet",
-        balanced="results/{task}/fairness/balanced.parquet",
-    output:
-        test="results/predictions/{task}/{model}/{method}/test.parquet",
-        original="results/predictions/{task}/{model}/{method}/fairness-original.parquet",
-        balanced="results/predictions/{task}/{model}/{method}/fairness-balanced.parquet",
-    log:
-        "logs/predict_test/{task}/{model}/{method}.log",
-    benchmark:
-        "logs/benchmarks/predict_test/{task}/{model}/{method}.tsv"
-    resources:
-        gpu=GPU,
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py predict --model {input.model:q}"
-        " --input {input.data:q} {input.original:q} {input.balanced:q}"
-        " --out {output.test:q} {output.original:q} {output.balanced:q} > {log:q} 2>&1"
+# One scoring job per task and model: each method's fine-tuned model is loaded in turn and
+# scores the task's test split and both fairness sets in one pass (a text in several of them
+# is scored once), as it would alone; one process spares the start-up of one per method.
+for _task, _methods in TASK_METHODS.items():
 
-
-rule evaluate_test:
-    """Accuracy, ROC-AUC and F1 of the test predictions."""
-    input:
-        rules.predict_test.output.test,
-    output:
-        "results/metrics/{task}/{model}/{method}/test.json",
-    log:
-        "logs/evaluate_test/{task}/{model}/{method}.log",
-    benchmark:
-        "logs/benchmarks/evaluate_test/{task}/{model}/{method}.tsv"
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py evaluate --predictions {input:q}"
-        " --out {output:q} > {log:q} 2>&1"
+    rule:
+        name:
+            f"predict_{_task}"
+        input:
+            models=expand("results/models/{task}/{{model}}/{method}", task=_task, method=_methods),
+            data=TASK_DATA[_task]["test"],
+            original=f"results/{_task}/fairness/original.parquet",
+            balanced=f"results/{_task}/fairness/balanced.parquet",
+        output:
+            expand(
+                "results/predictions/{task}/{{model}}/{method}/{name}.parquet",
+                task=_task,
+                method=_methods,
+                name=["test", "fairness-original", "fairness-balanced"],
+            ),
+        log:
+            f"logs/predict_{_task}/{{model}}.log",
+        benchmark:
+            f"logs/benchmarks/predict_{_task}/{{model}}.tsv"
+        resources:
+            gpu=GPU,
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py predict --model {input.models:q}"
+            " --input {input.data:q} {input.original:q} {input.balanced:q}"
+            " --out {output:q} > {log:q} 2>&1"
 
 
 rule model_metrics:
-    """One table of the test metrics of every task × model × method."""
+    """Accuracy, ROC-AUC and F1 of every task × model × method's test predictions, one table."""
     input:
-        task_jobs("results/metrics/{task}/{model}/{method}/test.json"),
+        task_jobs("results/predictions/{task}/{model}/{method}/test.parquet"),
     output:
         json="results/metrics/classification.json",
         md="results/metrics/classification.md",

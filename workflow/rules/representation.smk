@@ -1,11 +1,6 @@
 """Representation bias (CrowS-Pairs, StereoSet, SEAT; Table 4) and SentenceDebias (§6.2, §6.6)."""
 
 
-wildcard_constraints:
-    variant="pretrained|sentdebias-(gender|race|religion)",
-    attribute="gender|race|religion",
-
-
 rule world_benchmarks:
     """CrowS-Pairs-, StereoSet- and SEAT-format sets and attribute words from the world's
     planted stereotypes (deterministic)."""
@@ -28,54 +23,56 @@ rule world_benchmarks:
 
 
 rule sentdebias_subspace:
-    """One attribute's SentenceDebias subspace of a pretrained model (upstream, §6.2)."""
+    """Each attribute's SentenceDebias subspace of a pretrained model (upstream, §6.2)."""
     input:
         unpack(subspace_inputs),
     output:
-        "results/representation/subspaces/{model}/{attribute}.safetensors",
+        expand(subspace_file("{{model}}", "{attribute}"), attribute=SUBSPACE_ATTRIBUTES),
     params:
         settings=settings("seed", "models.registry", "representation"),
+        attributes=" ".join(SUBSPACE_ATTRIBUTES),
     log:
-        "logs/sentdebias_subspace/{model}/{attribute}.log",
+        "logs/sentdebias_subspace/{model}.log",
     benchmark:
-        "logs/benchmarks/sentdebias_subspace/{model}/{attribute}.tsv"
+        "logs/benchmarks/sentdebias_subspace/{model}.tsv"
     resources:
         gpu=GPU,
     conda:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py representation subspace --model {wildcards.model}"
-        " --attribute {wildcards.attribute} --stage upstream --words {input.words:q}"
+        " --attribute {params.attributes} --stage upstream --words {input.words:q}"
         " --corpus {input.corpus:q} --settings {params.settings:q} --out {output:q}"
         " > {log:q} 2>&1"
 
 
 rule representation_score:
-    """CrowS-Pairs, StereoSet intrasentence and SEAT of one pretrained model, as it is or
-    with one attribute's subspace attached (one row of Table 4)."""
+    """CrowS-Pairs, StereoSet intrasentence and SEAT of one pretrained model, as it is and
+    with each attribute's subspace attached (its rows of Table 4)."""
     input:
         unpack(representation_score_inputs),
     output:
-        scores="results/representation/scores/{model}/{variant}/scores.json",
-        crows="results/representation/scores/{model}/{variant}/crows.csv",
-        stereoset="results/representation/scores/{model}/{variant}/stereoset.csv",
-        seat="results/representation/scores/{model}/{variant}/seat.csv",
+        scores=representation_score_files("scores.json"),
+        crows=representation_score_files("crows.csv"),
+        stereoset=representation_score_files("stereoset.csv"),
+        seat=representation_score_files("seat.csv"),
     params:
         settings=settings("models.registry", "representation"),
-        subspace=subspace_arg,
+        variants=variant_args,
+        out_dir=lambda wildcards: f"results/representation/scores/{wildcards.model}",
     log:
-        "logs/representation_score/{model}/{variant}.log",
+        "logs/representation_score/{model}.log",
     benchmark:
-        "logs/benchmarks/representation_score/{model}/{variant}.tsv"
+        "logs/benchmarks/representation_score/{model}.tsv"
     resources:
         gpu=GPU,
     conda:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py representation score --model {wildcards.model}"
-        " --variant {wildcards.variant} {params.subspace} --crows {input.crows:q}"
+        " --variant {params.variants} --crows {input.crows:q}"
         " --stereoset {input.stereoset:q} --seat {input.seat:q}"
-        " --settings {params.settings:q} --out-dir $(dirname {output.scores:q}) > {log:q} 2>&1"
+        " --settings {params.settings:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 rule representation_table:
@@ -107,6 +104,8 @@ rule sentdebias_downstream:
     params:
         settings=settings("seed", "models.registry", "representation"),
         attribute=lambda wildcards: sentdebias_of(wildcards.method)["attribute"],
+    # as finetune: the sentiment models first, for BiasFinder
+    priority: lambda wildcards: int(wildcards.task == "sentiment")
     log:
         "logs/sentdebias_downstream/{task}/{model}/{method}.log",
     benchmark:

@@ -129,21 +129,21 @@ def _mutants(args: argparse.Namespace) -> None:
     mutants.write_mutants(out, args.out)
 
 
-def _btc(args: argparse.Namespace) -> None:
+def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
+            predictions_path: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """BTC pairs, per-template counts and summary rows of one characteristic's mutants."""
     from biasrepro.biasfinder import btc, mutants, templates
 
-    table = templates.read_templates(args.templates)
-    muts = mutants.read_mutants(args.mutants)
+    table = templates.read_templates(templates_path)
+    muts = mutants.read_mutants(mutants_path)
     threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
     preds = None
-    if args.predictions is not None:
-        preds = read_parquet(args.predictions)
-        scored = btc.join_predictions(muts, preds, predictions_file=args.predictions,
+    if predictions_path is not None:
+        preds = read_parquet(predictions_path)
+        scored = btc.join_predictions(muts, preds, predictions_file=predictions_path,
                                       threshold=threshold)
-    elif args.model is not None:
-        scored = btc.score_mutants(muts, args.model, threshold=threshold)
     else:
-        raise DataError("give --predictions (from `biasrepro predict`) or --model")
+        scored = btc.score_mutants(muts, args.model, threshold=threshold)
     counts = btc.template_counts(scored)
     pairs = btc.btc_pairs(scored)
     rows = btc.summarize(table, counts)
@@ -162,10 +162,31 @@ def _btc(args: argparse.Namespace) -> None:
             row["templates_truncated_alike"] = int(
                 alike.sum() if row["characteristic"] == "total"
                 else alike.get(row["characteristic"], 0))
-        log.info("templates whose mutants the model sees as one input (placeholders cut off "
-                 "by truncation): %d of %d", int(alike.sum()), len(counts))
-    btc.write_btc(pairs, counts, [{**meta, **r} for r in rows], pairs_path=args.out_pairs,
-                  counts_path=args.out_counts, summary_json=args.out_summary)
+        log.info("%s: templates whose mutants the model sees as one input (placeholders cut "
+                 "off by truncation): %d of %d", mutants_path, int(alike.sum()), len(counts))
+    return pairs, counts, [{**meta, **r} for r in rows]
+
+
+def _btc(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import btc
+    from biasrepro.io import atomic_outputs
+
+    if args.predictions is None and args.model is None:
+        raise DataError("give --predictions (from `biasrepro predict`) or --model")
+    scorers = args.predictions or [None] * len(args.templates)
+    given = {"--templates": args.templates, "--mutants": args.mutants,
+             "--predictions": scorers, "--out-pairs": args.out_pairs,
+             "--out-counts": args.out_counts, "--out-summary": args.out_summary}
+    if len({len(paths) for paths in given.values()}) != 1:
+        raise DataError("give one file per characteristic to each of " + ", ".join(
+            f"{name} (got {len(paths)})" for name, paths in given.items()))
+    found = [_btc_of(args, *files)
+             for files in zip(args.templates, args.mutants, scorers, strict=True)]
+    outs = list(zip(args.out_pairs, args.out_counts, args.out_summary, strict=True))
+    with atomic_outputs(*(p for paths in outs for p in paths)) as tmp:
+        for i, (pairs, counts, rows) in enumerate(found):
+            btc.write_btc(pairs, counts, rows, pairs_path=tmp[3 * i],
+                          counts_path=tmp[3 * i + 1], summary_json=tmp[3 * i + 2])
 
 
 def _table(args: argparse.Namespace) -> None:
@@ -270,18 +291,19 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         description="Pairs of mutants of one template, of different classes, "
                         "with different predicted labels; per-template counts; a Table-4 "
                         "summary. Predictions come from `biasrepro predict`, or --model "
-                        "scores the mutants now.")
-    b.add_argument("--templates", type=Path, required=True)
-    b.add_argument("--mutants", type=Path, required=True)
-    b.add_argument("--predictions", type=Path, default=None)
+                        "scores the mutants now. Several characteristics at once: give the "
+                        "files of each in the same order to every file option.")
+    b.add_argument("--templates", type=Path, nargs="+", required=True)
+    b.add_argument("--mutants", type=Path, nargs="+", required=True)
+    b.add_argument("--predictions", type=Path, nargs="+", default=None)
     b.add_argument("--model", default=None,
                    help="a model directory or Hub id to score the mutants with")
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
     b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
     settings_arg(b, required=False)
-    b.add_argument("--out-pairs", type=Path, required=True)
-    b.add_argument("--out-counts", type=Path, required=True)
-    b.add_argument("--out-summary", type=Path, required=True)
+    b.add_argument("--out-pairs", type=Path, nargs="+", required=True)
+    b.add_argument("--out-counts", type=Path, nargs="+", required=True)
+    b.add_argument("--out-summary", type=Path, nargs="+", required=True)
     b.set_defaults(func=_btc)
 
     tb = bsub.add_parser("table", help="BiasFinder Table 4 over models and methods")

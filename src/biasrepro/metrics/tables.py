@@ -1,29 +1,31 @@
-"""Collect per-run metric files into one table (JSON + Markdown) for results/."""
+"""The test-set classification metrics of every task × model × method as one table (JSON +
+Markdown) for results/."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.metrics.classification import classification_metrics
 
 COLUMNS = ["task", "model", "method", "n", "accuracy", "roc_auc", "f1", "positive_rate"]
 
 
 def collect(paths: Sequence[Path]) -> list[dict]:
-    """One row per ``results/metrics/TASK/MODEL/METHOD/test.json``, sorted by those keys."""
+    """Accuracy, ROC-AUC and F1 of each ``results/predictions/TASK/MODEL/METHOD/test.parquet``
+    (its ``label`` and ``prob`` columns), one row each, sorted by task, model and method."""
     rows = []
     for path in map(Path, paths):
         if len(path.parts) < 4:
-            raise DataError("expected a path .../TASK/MODEL/METHOD/test.json", file=path)
+            raise DataError("expected a path .../TASK/MODEL/METHOD/test.parquet", file=path)
         task, model, method = path.parts[-4:-1]
-        try:
-            metrics = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise DataError(f"cannot read metrics ({e})", file=path) from None
-        rows.append({"task": task, "model": model, "method": method, **metrics})
+        df = read_parquet(path, what="predictions file")
+        require_columns(list(df.columns), ["label", "prob"], file=path)
+        rows.append({"task": task, "model": model, "method": method,
+                     **classification_metrics(df["label"], df["prob"])})
     return sorted(rows, key=lambda r: (r["task"], r["model"], r["method"]))
 
 

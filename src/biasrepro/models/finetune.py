@@ -25,6 +25,8 @@ import os
 import shutil
 import time
 import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -439,3 +441,36 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
     files = _write_outputs(trainer.model, tokenizer, record, out_dir, checkpoint_dir / "final")
     shutil.rmtree(checkpoint_dir)
     log.info("wrote %s (%s)", out_dir, ", ".join(files))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One fine-tuning of :func:`finetune_runs`: its training data, where it writes, and the
+    upstream-SentDebias subspace it trains with (or none)."""
+
+    train: Path
+    out_dir: Path
+    checkpoint_dir: Path
+    sentdebias: Path | None = None
+
+
+def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
+                  validation: Path | None, settings: dict[str, Any]) -> None:
+    """:func:`finetune` of ``spec`` for each run in turn, in one process (one start-up for
+    all). Each run seeds everything before it loads the model, so it writes exactly what it
+    would alone. Every run's data is checked before the first trains; should a later run
+    fail, the runs finished before it are removed too: all outputs or none."""
+    s = _check_settings(settings)
+    for run in runs:
+        _read_data(Path(run.train), None if validation is None else Path(validation), s)
+    finished: list[Path] = []
+    try:
+        for run in runs:
+            finetune(spec, task=task, train=run.train, validation=validation,
+                     settings=settings, out_dir=run.out_dir,
+                     checkpoint_dir=run.checkpoint_dir, sentdebias=run.sentdebias)
+            finished.append(Path(run.out_dir))
+    except BaseException:
+        for out_dir in finished:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise

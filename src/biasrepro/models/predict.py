@@ -160,24 +160,45 @@ def predict_files(spec: ModelSpec, inputs: Sequence[Path], outs: Sequence[Path],
                   batch_tokens: int | None = None) -> None:
     """:func:`predict_file` for several files with one model load and one scoring pass (a
     text in several files is scored once; ``input`` indexes the inputs of all files)."""
+    predict_models([spec], inputs, outs, text_column=text_column, max_length=max_length,
+                   batch_tokens=batch_tokens)
+
+
+def predict_models(specs: Sequence[ModelSpec], inputs: Sequence[Path], outs: Sequence[Path],
+                   *, text_column: str = "text", max_length: int | None = None,
+                   batch_tokens: int | None = None) -> None:
+    """:func:`predict_files` with each model in turn, in one process: ``outs`` holds one
+    output per model and input, model by model. Each model scores exactly as it would alone
+    (its own load, its own pass, the same bytes); all outputs are written or none."""
     inputs, outs = [Path(p) for p in inputs], [Path(p) for p in outs]
-    if len(inputs) != len(outs) or not inputs:
-        raise DataError(f"{len(inputs)} input files but {len(outs)} output files: give one "
-                        "output per input")
-    with atomic_outputs(*outs) as tmp:
-        frames = [_read_texts(path, text_column) for path in inputs]
-        texts = [t for df in frames for t in df[text_column].tolist()]
-        probs, stats, ids = _score(spec, texts, max_length=max_length,
-                                   batch_tokens=batch_tokens, device=None, progress=True)
-        offset = 0
-        for df, path in zip(frames, tmp, strict=True):
-            part = slice(offset, offset + len(df))
-            offset += len(df)
-            result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
-            result = result.reset_index(drop=True).assign(
-                prob=probs[part].astype(np.float64),
-                pred=(probs[part] >= 0.5).astype(np.int64), input=ids[part].astype(np.int64))
-            write_parquet(result, path)
+    n = len(inputs)
+    if not specs or not inputs or len(outs) != len(specs) * n:
+        raise DataError(f"{len(specs)} model(s) and {n} input file(s) but {len(outs)} output "
+                        "files: give one output per model and input, model by model")
+    with atomic_outputs(*outs) as tmps:
+        for i, spec in enumerate(specs):
+            _predict_into(spec, inputs, tmps[i * n:(i + 1) * n], outs[i * n:(i + 1) * n],
+                          text_column=text_column, max_length=max_length,
+                          batch_tokens=batch_tokens)
+
+
+def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: list[Path], *,
+                  text_column: str, max_length: int | None, batch_tokens: int | None) -> None:
+    """Score ``inputs`` in one pass and write each one's predictions to its ``tmps`` path
+    (``outs``: the final paths, for the log)."""
+    frames = [_read_texts(path, text_column) for path in inputs]
+    texts = [t for df in frames for t in df[text_column].tolist()]
+    probs, stats, ids = _score(spec, texts, max_length=max_length, batch_tokens=batch_tokens,
+                               device=None, progress=True)
+    offset = 0
+    for df, path in zip(frames, tmps, strict=True):
+        part = slice(offset, offset + len(df))
+        offset += len(df)
+        result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
+        result = result.reset_index(drop=True).assign(
+            prob=probs[part].astype(np.float64),
+            pred=(probs[part] >= 0.5).astype(np.int64), input=ids[part].astype(np.int64))
+        write_parquet(result, path)
     log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs), %d tokens "
              "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name,
              ", ".join(map(str, inputs)), stats.rows, stats.unique_texts, stats.unique_inputs,

@@ -1,12 +1,12 @@
 """``biasrepro representation ...``: SentenceDebias subspaces and Table 4 (issue #6).
 
-* ``subspace`` — one attribute's SentenceDebias subspace of a model (toxicity paper §6.2;
-  :mod:`biasrepro.debias.sentdebias`), from the pretrained model (upstream) or a fine-tuned
-  one (downstream), saved as ``sentdebias.safetensors``-format file;
+* ``subspace`` — SentenceDebias subspaces of a model, one per attribute (toxicity paper
+  §6.2; :mod:`biasrepro.debias.sentdebias`), from the pretrained model (upstream) or a
+  fine-tuned one (downstream), each saved as a ``sentdebias.safetensors``-format file;
 * ``debias`` — a saved model with a subspace beside it (a hard-linked copy where the file
   system allows), so every loader re-attaches the projection (downstream-SentDebias, §6.6);
-* ``score`` — CrowS-Pairs, StereoSet intrasentence and SEAT of a masked LM, optionally with a
-  subspace attached (one row group of Table 4);
+* ``score`` — CrowS-Pairs, StereoSet intrasentence and SEAT of a masked LM, as it is and with
+  each subspace attached (Table 4's rows of one model);
 * ``table`` — Table 4 (models × variants × benchmarks × attributes) and the long table of
   representation bias that joins the Pearson tables of the fairness report (Table 9).
 
@@ -141,11 +141,14 @@ def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attr
     return subspace, meta
 
 
-def write_subspace(subspace: np.ndarray, meta: Mapping[str, str], out: Path) -> None:
+def write_subspaces(found: Sequence[tuple[np.ndarray, Mapping[str, str]]],
+                    outs: Sequence[Path]) -> None:
+    """Each (subspace, facts) to its file, all or none."""
     from biasrepro.debias import sentdebias
 
-    with atomic_outputs(Path(out)) as (tmp,):
-        sentdebias.write_file(tmp, subspace, meta)
+    with atomic_outputs(*map(Path, outs)) as tmps:
+        for (subspace, meta), tmp in zip(found, tmps, strict=True):
+            sentdebias.write_file(tmp, subspace, meta)
 
 
 def debias_copy(model_dir: Path, subspace: np.ndarray, meta: Mapping[str, str],
@@ -281,36 +284,67 @@ def _subspace(args: argparse.Namespace) -> None:
     from biasrepro.cli import _need
 
     start = time.perf_counter()
+    if args.out_dir is not None and len(args.attribute) != 1:
+        raise ConfigError(f"--out-dir takes one --attribute, not {len(args.attribute)}")
+    if args.out is not None and len(args.out) != len(args.attribute):
+        raise ConfigError(f"give one --out per --attribute: {len(args.attribute)} attributes "
+                          f"but {len(args.out)} files")
     settings = _representation_settings(args)["sentdebias"]
-    subspace, meta = compute(args.model, _registry(args), words=args.words,
-                             attribute=args.attribute, corpus=args.corpus, settings=settings,
-                             seed=int(_need(args.settings, "seed")))
-    meta["stage"] = args.stage
+    found = [compute(args.model, _registry(args), words=args.words, attribute=attribute,
+                     corpus=args.corpus, settings=settings,
+                     seed=int(_need(args.settings, "seed")))
+             for attribute in args.attribute]
+    for _, meta in found:
+        meta["stage"] = args.stage
     if args.out_dir is not None:
-        debias_copy(Path(args.model), subspace, meta, args.out_dir)
+        debias_copy(Path(args.model), *found[0], args.out_dir)
     else:
-        write_subspace(subspace, meta, args.out)
-    log.info("subspace of %s (%s, %s) written in %.1f s", args.model, args.attribute,
-             args.stage, time.perf_counter() - start)
+        write_subspaces(found, args.out)
+    log.info("subspaces of %s (%s, %s) written in %.1f s", args.model,
+             ", ".join(args.attribute), args.stage, time.perf_counter() - start)
+
+
+#: the files ``score`` writes per variant: scores.json, then each per-item table
+SCORE_FILES = ("scores.json", "crows.csv", "stereoset.csv", "seat.csv")
+
+
+def _variants(values: Sequence[str]) -> list[tuple[str, Path | None]]:
+    """``NAME`` or ``NAME=SUBSPACE_FILE`` values as (name, subspace or None), names unique."""
+    variants = []
+    for value in values:
+        name, _, subspace = value.partition("=")
+        if not name or "/" in name:
+            raise ConfigError(f"--variant {value!r}: expected NAME or NAME=SUBSPACE_FILE")
+        variants.append((name, Path(subspace) if subspace else None))
+    names = [name for name, _ in variants]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--variant names must differ: {', '.join(names)}")
+    return variants
 
 
 def _score(args: argparse.Namespace) -> None:
-    start = time.perf_counter()
-    result, frames = score(args.model, _registry(args), subspace=args.subspace,
-                           crows=args.crows, stereoset=args.stereoset, seat=args.seat,
-                           settings=_representation_settings(args))
-    result["variant"] = args.variant
+    variants = _variants(args.variant)
+    found = []
+    for name, subspace in variants:
+        start = time.perf_counter()
+        result, frames = score(args.model, _registry(args), subspace=subspace,
+                               crows=args.crows, stereoset=args.stereoset, seat=args.seat,
+                               settings=_representation_settings(args))
+        result["variant"] = name
+        found.append((result, frames))
+        log.info("%s (%s): CrowS %s, StereoSet ss %s, SEAT %s in %.1f s", args.model, name,
+                 {k: v["metric_score"] for k, v in result["crows"]["bias_types"].items()},
+                 {k: round(v["ss"], 2) for k, v in result["stereoset"].items()},
+                 {k: round(v, 3) for k, v in result["seat"]["average_absolute_effect"].items()},
+                 time.perf_counter() - start)
     out = Path(args.out_dir)
-    names = [out / "scores.json", out / "crows.csv", out / "stereoset.csv", out / "seat.csv"]
+    names = [out / name / f for name, _ in variants for f in SCORE_FILES]
     with atomic_outputs(*names) as tmp:
-        write_json(result, tmp[0])
-        for path, key in zip(tmp[1:], ("crows", "stereoset", "seat"), strict=True):
-            frames[key].to_csv(path, index=False, lineterminator="\n")
-    log.info("%s (%s): CrowS %s, StereoSet ss %s, SEAT %s in %.1f s", args.model, args.variant,
-             {k: v["metric_score"] for k, v in result["crows"]["bias_types"].items()},
-             {k: round(v["ss"], 2) for k, v in result["stereoset"].items()},
-             {k: round(v, 3) for k, v in result["seat"]["average_absolute_effect"].items()},
-             time.perf_counter() - start)
+        for i, (result, frames) in enumerate(found):
+            paths = tmp[len(SCORE_FILES) * i:len(SCORE_FILES) * (i + 1)]
+            write_json(result, paths[0])
+            for path, key in zip(paths[1:], ("crows", "stereoset", "seat"), strict=True):
+                frames[key].to_csv(path, index=False, lineterminator="\n")
 
 
 def _table(args: argparse.Namespace) -> None:
@@ -334,29 +368,34 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                        "SentenceDebias subspaces (Elsafoury & Katsigiannis §6.1-6.2, 6.6).")
     rsub = r.add_subparsers(dest="step", required=True, metavar="STEP")
 
-    s = rsub.add_parser("subspace", help="one attribute's SentenceDebias subspace of a model")
+    s = rsub.add_parser("subspace", help="SentenceDebias subspaces of a model, per attribute")
     s.add_argument("--model", required=True, help="registry name, model directory or Hub id")
-    s.add_argument("--attribute", required=True, choices=list(ATTRIBUTES))
+    s.add_argument("--attribute", required=True, nargs="+", choices=list(ATTRIBUTES))
     s.add_argument("--stage", required=True, choices=list(STAGES))
     s.add_argument("--words", type=Path, required=True, help="bias_attribute_words.json")
     s.add_argument("--corpus", type=Path, nargs="+", required=True,
                    help="text files (a sentence per line) or Parquet files with `text`")
     s.add_argument("--settings", type=settings_type, required=True)
     where = s.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", type=Path, help="write the subspace file here")
+    where.add_argument("--out", type=Path, nargs="+",
+                       help="write each attribute's subspace file here (same order)")
     where.add_argument("--out-dir", type=Path,
-                       help="write a copy of the model directory with the subspace beside it")
+                       help="write a copy of the model directory with the subspace beside it "
+                       "(one attribute)")
     s.set_defaults(func=_subspace)
 
-    c = rsub.add_parser("score", help="CrowS-Pairs, StereoSet and SEAT of one masked LM")
+    c = rsub.add_parser("score", help="CrowS-Pairs, StereoSet and SEAT of one masked LM",
+                        description="Score the model once per --variant: as it is (NAME) or "
+                        "with a subspace attached (NAME=SUBSPACE_FILE); write OUT_DIR/NAME/"
+                        + "{" + ",".join(SCORE_FILES) + "} for each.")
     c.add_argument("--model", required=True, help="registry name, model directory or Hub id")
-    c.add_argument("--variant", required=True, help="the row label of Table 4")
-    c.add_argument("--subspace", type=Path, default=None, help="attach this subspace first")
+    c.add_argument("--variant", required=True, nargs="+",
+                   help="NAME or NAME=SUBSPACE_FILE; NAME is the row label of Table 4")
     c.add_argument("--crows", type=Path, required=True)
     c.add_argument("--stereoset", type=Path, required=True)
     c.add_argument("--seat", type=Path, nargs="+", required=True)
     c.add_argument("--settings", type=settings_type, required=True)
-    c.add_argument("--out-dir", type=Path, required=True)
+    c.add_argument("--out-dir", type=Path, required=True, help="one directory per variant here")
     c.set_defaults(func=_score)
 
     t = rsub.add_parser("table", help="Table 4 and the long representation-bias table")

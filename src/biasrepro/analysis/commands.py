@@ -1,0 +1,217 @@
+"""``biasrepro analysis ...``: turn the studies' results into what readers read (issue #7).
+
+Each step imports its module lazily so ``biasrepro --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def _cross_study(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.cross_study import write_cross_study
+    from biasrepro.cli import _need
+
+    s = args.settings
+    settings = {"threshold": _need(s, "fairness.threshold"),
+                "confidence": _need(s, "fairness.bootstrap.confidence"),
+                "attributes": _need(s, "fairness.attributes")}
+    write_cross_study(settings=settings, out_dir=args.out_dir, biasfinder=args.biasfinder,
+                      sentiment_gaps=args.sentiment_gaps,
+                      toxicity_balanced=args.toxicity_balanced,
+                      toxicity_predictions=args.toxicity_predictions or (),
+                      toxicity_gaps=args.toxicity_gaps)
+
+
+def _add_cross_study(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    from pathlib import Path
+
+    c = asub.add_parser("cross-study", help="BTC rates against group-fairness gaps",
+                        description="BiasFinder BTC rates of every sentiment model x method, "
+                        "BiasFinder-style BTCs of every toxicity model x method on the "
+                        "balanced fairness set, and Pearson correlations (n, p, interval) "
+                        "of the BTC rate with the FPR/TPR/AUC gaps. Give the sentiment "
+                        "inputs, the toxicity inputs, or both.")
+    c.add_argument("--biasfinder", type=Path, help="BiasFinder's table4.csv (sentiment)")
+    c.add_argument("--sentiment-gaps", type=Path, help="the sentiment fairness gaps.csv")
+    c.add_argument("--toxicity-balanced", type=Path, help="the toxicity balanced fairness set")
+    c.add_argument("--toxicity-predictions", type=Path, nargs="+",
+                   help=".../MODEL/METHOD/fairness-balanced.parquet files (toxicity)")
+    c.add_argument("--toxicity-gaps", type=Path, help="the toxicity fairness gaps.csv")
+    c.add_argument("--settings", type=settings_type, required=True,
+                   help="JSON object of dotted config keys, or a config YAML file "
+                   "(fairness.threshold, fairness.bootstrap.confidence, fairness.attributes)")
+    c.add_argument("--out-dir", type=Path, required=True)
+    c.set_defaults(func=_cross_study)
+
+
+def _controls(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.controls import Inputs, write_controls
+
+    write_controls(Inputs(data_summary=args.data_summary, comments_truth=args.comments_truth,
+                          reviews_truth=args.reviews_truth,
+                          stereotypes_truth=args.stereotypes_truth,
+                          biasfinder=args.biasfinder, toxicity=args.toxicity,
+                          stratified=args.stratified, representation=args.representation),
+                   args.out_dir)
+
+
+def _add_controls(asub: Any) -> None:
+    from pathlib import Path
+
+    c = asub.add_parser("controls", help="the planted-bias controls: planted truth vs measured",
+                        description="Compare what the embedded world plants (its ground-truth "
+                        "files) with what the run measured; pass/fail per control. Controls "
+                        "whose inputs are not given are listed as not run, with the reason.")
+    for name, what in (("data-summary", "results/data/summary.json"),
+                       ("comments-truth", "the world's civil_comments ground_truth.json"),
+                       ("reviews-truth", "the world's imdb ground_truth.json"),
+                       ("stereotypes-truth", "the world's stereotypes ground_truth.json"),
+                       ("biasfinder", "BiasFinder's table4.csv"),
+                       ("toxicity", "the toxicity fairness report.json (tables beside it)"),
+                       ("stratified", "the re-stratified training set's stats JSON"),
+                       ("representation", "Table 4's long table (representation table4.csv)")):
+        c.add_argument(f"--{name}", type=Path, default=None, help=what)
+    c.add_argument("--out-dir", type=Path, required=True)
+    c.set_defaults(func=_controls)
+
+
+def _metrics(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.headline import Inputs, write_headline
+
+    write_headline(Inputs(classification=args.classification, fairness=tuple(args.fairness),
+                          biasfinder=args.biasfinder, representation=args.representation,
+                          cross_study=args.cross_study, controls=args.controls), args.out)
+
+
+def _add_metrics(asub: Any) -> None:
+    from pathlib import Path
+
+    m = asub.add_parser("metrics", help="headline numbers as one JSON for dvc metrics",
+                        description="Collect the run's headline numbers (classification, "
+                        "fairness gaps and SenseScore, BTC rates, representation bias, "
+                        "cross-study, controls) into one nested JSON for `dvc metrics diff`.")
+    m.add_argument("--classification", type=Path, help="results/metrics/classification.json")
+    m.add_argument("--fairness", type=Path, nargs="*", default=[],
+                   help="each task's fairness report.json")
+    m.add_argument("--biasfinder", type=Path, help="BiasFinder's table4.csv")
+    m.add_argument("--representation", type=Path, help="representation table4.csv")
+    m.add_argument("--cross-study", type=Path, help="the cross-study's summary.json")
+    m.add_argument("--controls", type=Path, help="controls.json")
+    m.add_argument("--out", type=Path, required=True)
+    m.set_defaults(func=_metrics)
+
+
+def _record(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.record import write_record
+    from biasrepro.cli import _need
+
+    write_record(out=args.out, config_sha256=args.config_sha256, configfiles=args.configfiles,
+                 data=args.data, tables=args.tables, seed=_need(args.settings, "seed"))
+
+
+def _add_record(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    from pathlib import Path
+
+    r = asub.add_parser("record", help="the run record (REPRODUCTION.md)",
+                        description="Write the run record: package versions, device, the "
+                        "configuration's sha256, every data file's md5 (as DVC records it) "
+                        "and sha256, and the run's comparison tables.")
+    r.add_argument("--config-sha256", required=True,
+                   help="sha256 of the resolved configuration (canonical JSON)")
+    r.add_argument("--configfiles", nargs="+", required=True,
+                   help="the configuration files the run merged")
+    r.add_argument("--data", type=Path, nargs="+", required=True, help="the data files")
+    r.add_argument("--tables", type=Path, nargs="*", default=[],
+                   help="Markdown tables to include, in order")
+    r.add_argument("--settings", type=settings_type, required=True,
+                   help="JSON object of dotted config keys (seed), or a config YAML file")
+    r.add_argument("--out", type=Path, required=True)
+    r.set_defaults(func=_record)
+
+
+def _figures(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.figures import write_figures
+    from biasrepro.errors import ConfigError
+
+    reports = {task: path for task in ("toxicity", "sentiment")
+               if (path := getattr(args, task)) is not None}
+    if not reports and args.biasfinder is None:
+        raise ConfigError("analysis figures: give --toxicity, --sentiment or --biasfinder")
+    write_figures(reports=reports, biasfinder=args.biasfinder, out_dir=args.out_dir)
+
+
+def _add_figures(asub: Any) -> None:
+    from pathlib import Path
+
+    f = asub.add_parser("figures", help="the studies' figures as PNG and SVG",
+                        description="Per-identity training rows and positive ratios of each "
+                        "data method, fairness gaps with bootstrap intervals, Pearson heatmaps "
+                        "(per task), and BiasFinder BTC rates; each figure as PNG and SVG. "
+                        "File names: biasrepro.analysis.figures.figure_names.")
+    for task in ("toxicity", "sentiment"):
+        f.add_argument(f"--{task}", type=Path, default=None,
+                       help=f"the {task} fairness report.json (gaps.csv, training_groups.csv "
+                       "and correlations.csv are read beside it)")
+    f.add_argument("--biasfinder", type=Path, default=None, help="BiasFinder's table4.csv")
+    f.add_argument("--out-dir", type=Path, required=True)
+    f.set_defaults(func=_figures)
+
+
+def _paper_tables(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.paper_tables import write_paper_tables
+    from biasrepro.cli import _need
+
+    keys = ["models.registry", "models.tasks", "methods.tasks"]
+    keys += ["representation.models"] if args.representation is not None else []
+    keys += ["biasfinder.methods"] if args.biasfinder is not None else []
+    write_paper_tables(published=args.published,
+                       settings={k: _need(args.settings, k) for k in keys},
+                       out_dir=args.out_dir, biasfinder=args.biasfinder,
+                       toxicity=args.toxicity, sentiment=args.sentiment,
+                       representation=args.representation, classification=args.classification)
+
+
+def _add_paper_tables(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    from pathlib import Path
+
+    p = asub.add_parser("paper-tables", help="the papers' tables, published values beside ours",
+                        description="BiasFinder Table 4 and the toxicity paper's Tables 3-10 "
+                        "and 12 (and the numbers of its text and appendix) rebuilt from our "
+                        "results: per table a CSV (ours, published, difference, reason) and a "
+                        "Markdown table in the paper's shape, plus index.md. Result inputs "
+                        "are optional; cells they would fill then give the reason.")
+    p.add_argument("--published", type=Path, required=True,
+                   help="folder of biasfinder.csv and toxicity_fairness.csv (published/)")
+    p.add_argument("--biasfinder", type=Path, default=None, help="BiasFinder's table4.csv")
+    for task in ("toxicity", "sentiment"):
+        p.add_argument(f"--{task}", type=Path, default=None,
+                       help=f"the {task} fairness report.json (correlations.csv, "
+                       "training_groups.csv and group_metrics.csv are read beside it)")
+    p.add_argument("--representation", type=Path, default=None,
+                   help="representation table4.csv (Table 4's long table)")
+    p.add_argument("--classification", type=Path, default=None,
+                   help="results/metrics/classification.json (the AUC columns)")
+    p.add_argument("--settings", type=settings_type, required=True,
+                   help="JSON object of dotted config keys, or a config YAML file "
+                   "(models.registry, models.tasks, methods.tasks; representation.models "
+                   "with --representation; biasfinder.methods with --biasfinder)")
+    p.add_argument("--out-dir", type=Path, required=True)
+    p.set_defaults(func=_paper_tables)
+
+
+def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
+    """Add ``analysis STEP`` to the top-level parser's subparsers."""
+    a = sub.add_parser("analysis", help="paper tables, figures, cross-study, controls, record",
+                       description="Turn the studies' results into the papers' tables with "
+                       "the published numbers beside ours, figures, the cross-study, the "
+                       "planted-bias controls, headline metrics and the run record.")
+    asub = a.add_subparsers(dest="step", required=True, metavar="STEP")
+    _add_paper_tables(asub, settings_type)
+    _add_figures(asub)
+    _add_cross_study(asub, settings_type)
+    _add_controls(asub)
+    _add_metrics(asub)
+    _add_record(asub, settings_type)

@@ -1,0 +1,173 @@
+"""Figures of issue #7, item 2: the files figure_names promises, valid PNG and SVG, byte-identical
+on rerun, and one clear error (exit 2, no figures) on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from biasrepro.analysis.figures import (
+    FAIRNESS_SETS,
+    figure_files,
+    figure_names,
+    method_colour,
+    write_figures,
+)
+from biasrepro.cli import main
+
+MODELS = ("bert-tiny", "albert-tiny")
+METHODS = ("baseline", "downstream-perturbed-data", "upstream-sentDebias-gender")
+ATTRIBUTES = {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+              "race": {"marginalized": ["black"], "non_marginalized": ["white"]}}
+
+
+def _write_toxicity(folder: Path) -> Path:
+    """A tiny toxicity report directory: report.json, gaps, training groups, correlations."""
+    folder.mkdir(parents=True)
+    report = {"task": "toxicity",
+              "training": {"baseline": {"path": "train.parquet", "rows": 40},
+                           "downstream-perturbed-data": {"path": "perturbed.parquet", "rows": 80},
+                           "upstream-sentDebias-gender": {"path": "train.parquet", "rows": 40}},
+              "settings": {"attributes": ATTRIBUTES,
+                           "fairness": {"attributes": {"toxicity": ["gender", "race"]},
+                                        "bootstrap": {"confidence": 0.95, "resamples": 50}}}}
+    (folder / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    gaps = [{"model": m, "method": meth, "fairness_set": fset, "attribute": a, "metric": metric,
+             "value": 0.01 * (i + 1), "low": 0.0, "high": 0.02 * (i + 1), "resamples": 50,
+             "note": ""}
+            for i, (m, meth, fset, a, metric) in enumerate(
+                (m, meth, fset, a, metric) for m in MODELS for meth in METHODS
+                for fset in FAIRNESS_SETS for a in ATTRIBUTES
+                for metric in ("FPR_gap", "TPR_gap", "AUC_gap"))]
+    gaps[0].update(value=float("nan"), low=float("nan"), high=float("nan"),
+                   note="no positives in group female")
+    pd.DataFrame(gaps).to_csv(folder / "gaps.csv", index=False)
+    groups = [{"method": meth, "group": g, "n": 10 * (k + 1), "n_positive": 2 * (k + 1),
+               "positive_ratio": 0.2}
+              for k, meth in enumerate(METHODS) for g in ("female", "male", "black", "white")]
+    pd.DataFrame(groups).to_csv(folder / "training_groups.csv", index=False)
+    corr = [{"group": "fairness_metrics", "model": "all", "fairness_set": fset, "x": x, "y": y,
+             "rho": 0.5, "n": 4, "p_value": 0.04, "low": -0.1, "high": 0.9,
+             "points": "baseline model x attribute", "note": ""}
+            for fset in FAIRNESS_SETS
+            for x, y in (("FPR_gap", "TPR_gap"), ("FPR_gap", "AUC_gap"), ("TPR_gap", "AUC_gap"))]
+    nan = float("nan")
+    corr += [{"group": "bias_vs_fairness", "model": m, "fairness_set": "balanced",
+              "x": "selection", "y": "FPR_gap", "rho": nan, "n": 2, "p_value": nan,
+              "low": nan, "high": nan, "points": "attribute",
+              "note": "2 paired values: at least 3 are needed"} for m in (*MODELS, "all")]
+    pd.DataFrame(corr).to_csv(folder / "correlations.csv", index=False)
+    return folder / "report.json"
+
+
+def _write_btc(path: Path) -> Path:
+    rows = [{"model": m, "method": meth, "threshold": 0.5, "characteristic": c,
+             "btc_rate": 0.01 * (k + 1), "aligned_btc_rate": 0.005 * (k + 1)}
+            for k, (m, meth, c) in enumerate((m, meth, c) for m in MODELS
+                                             for meth in ("baseline", "imdb-gendered")
+                                             for c in ("gender", "country", "total"))]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("figures-in")
+    return _write_toxicity(root / "toxicity" / "fairness"), _write_btc(root / "table4.csv")
+
+
+@pytest.fixture(scope="module")
+def two_runs(inputs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[Path, Path]:
+    report, btc = inputs
+    outs = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    for out in outs:
+        write_figures(reports={"toxicity": report}, biasfinder=btc, out_dir=out)
+    return outs
+
+
+def test_the_named_files_are_written_and_nothing_else(two_runs: tuple[Path, Path]) -> None:
+    expected = figure_files(figure_names(["toxicity"], True))
+    assert sorted(p.name for p in two_runs[0].iterdir()) == sorted(expected)
+    assert len(expected) == 2 * 7
+
+
+def test_files_are_valid_png_and_svg_without_dates_or_versions(
+        two_runs: tuple[Path, Path]) -> None:
+    for path in two_runs[0].iterdir():
+        data = path.read_bytes()
+        if path.suffix == ".png":
+            assert data.startswith(b"\x89PNG\r\n\x1a\n"), path
+            assert b"tEXt" not in data and b"tIME" not in data, path
+        else:
+            root = ET.fromstring(data)
+            assert root.tag == "{http://www.w3.org/2000/svg}svg", path
+            assert b"<dc:date>" not in data and b"Matplotlib v" not in data, path
+
+
+def test_figures_are_byte_identical_on_rerun(two_runs: tuple[Path, Path]) -> None:
+    first, second = two_runs
+    for path in first.iterdir():
+        assert path.read_bytes() == (second / path.name).read_bytes(), path.name
+
+
+def test_figure_names_do_not_import_matplotlib() -> None:
+    code = ("import sys; from biasrepro.analysis.figures import figure_names; "
+            "names = figure_names(['toxicity', 'sentiment'], False); "
+            "assert 'matplotlib' not in sys.modules; print(len(names))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "12"
+
+
+def test_a_method_keeps_its_colour_and_unknown_methods_get_a_stable_one() -> None:
+    assert method_colour("baseline") != method_colour("downstream-perturbed-data")
+    assert method_colour("my-new-method") == method_colour("my-new-method")
+    assert method_colour("my-new-method").startswith("#")
+
+
+def _cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["analysis", "figures", *args, "--out-dir", str(tmp_path / "out")])
+    return code, capsys.readouterr().err
+
+
+def test_a_missing_column_is_one_error_and_leaves_no_figures(
+        inputs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, btc = inputs
+    bad = _write_toxicity(tmp_path / "bad" / "fairness")
+    pd.read_csv(bad.parent / "gaps.csv").drop(columns="high").to_csv(bad.parent / "gaps.csv",
+                                                                     index=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "biasfinder_btc_rates.png").write_bytes(b"an earlier run's figure")
+    code, err = _cli(tmp_path, capsys, "--toxicity", str(bad), "--biasfinder", str(btc))
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1, err
+    assert "gaps.csv" in lines[0] and "column 'high'" in lines[0]
+    assert not [p for p in out.iterdir() if p.suffix in (".png", ".svg")]
+
+
+@pytest.mark.parametrize("problem", ["unreadable", "wrong task", "no input"])
+def test_bad_inputs_are_one_error(problem: str, inputs: tuple[Path, Path], tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    report, btc = inputs
+    if problem == "unreadable":
+        broken = tmp_path / "table4.csv"
+        broken.write_bytes(b"model,method\n\"unclosed")
+        code, err = _cli(tmp_path, capsys, "--biasfinder", str(broken))
+        assert "table4.csv" in err
+    elif problem == "wrong task":
+        code, err = _cli(tmp_path, capsys, "--sentiment", str(report))
+        assert "report.json" in err and "'toxicity' report" in err
+    else:
+        code, err = _cli(tmp_path, capsys)
+        assert "--toxicity, --sentiment or --biasfinder" in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

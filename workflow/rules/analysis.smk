@@ -1,0 +1,167 @@
+"""Analysis (issue #7): the planted-bias controls, the cross-study, headline metrics for DVC
+and the run record. Rules only call `biasrepro analysis ...`; outputs marked report() make
+up `snakemake --report` (captions in workflow/report/)."""
+
+
+rule analysis_controls:
+    """Planted truth of the embedded world against what this run measured, pass/fail."""
+    input:
+        **analysis_inputs(),
+    output:
+        csv=report(
+            f"{ANALYSIS}/controls.csv",
+            caption="../report/controls.rst",
+            category="0. Planted-bias controls",
+        ),
+        md=f"{ANALYSIS}/controls.md",
+        json=f"{ANALYSIS}/controls.json",
+    params:
+        args=controls_args,
+    log:
+        "logs/analysis/controls.log",
+    benchmark:
+        "logs/benchmarks/analysis/controls.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis controls {params.args}"
+        " --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
+
+
+rule paper_tables:
+    """Each paper table in its own shape: ours, published (published/), the difference, or
+    why a cell cannot be produced."""
+    input:
+        **paper_table_inputs(),
+    output:
+        **paper_table_outputs(),
+    params:
+        args=lambda wildcards, input: cli_options(
+            input, ["biasfinder", "toxicity", "sentiment", "representation", "classification"]
+        ),
+        settings=paper_table_settings(),
+    log:
+        "logs/analysis/paper_tables.log",
+    benchmark:
+        "logs/benchmarks/analysis/paper_tables.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis paper-tables --published published"
+        " {params.args} --settings {params.settings:q}"
+        " --out-dir $(dirname {output.index:q}) > {log:q} 2>&1"
+
+
+rule figures:
+    """PNG and SVG: training groups before/after each data method, fairness gaps with
+    intervals, correlation heatmaps, BiasFinder BTC rates."""
+    input:
+        **figure_inputs(),
+    output:
+        **figure_outputs(),
+    params:
+        args=figure_args,
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+    log:
+        "logs/analysis/figures.log",
+    benchmark:
+        "logs/benchmarks/analysis/figures.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis figures {params.args}"
+        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+
+
+rule cross_study:
+    """BiasFinder BTC rates of every model x method against its group-fairness gaps (new)."""
+    input:
+        **{k: v for k, v in analysis_inputs().items() if k in (
+            "biasfinder", "sentiment_gaps", "toxicity_balanced", "toxicity_gaps")},
+        predictions=toxicity_balanced_predictions(),
+    output:
+        btc=report(
+            f"{ANALYSIS}/cross_study/toxicity_btc.csv",
+            caption="../report/cross_study_btc.rst",
+            category="4. Cross-study",
+        ),
+        points=f"{ANALYSIS}/cross_study/points.csv",
+        correlations=report(
+            f"{ANALYSIS}/cross_study/correlations.csv",
+            caption="../report/cross_study.rst",
+            category="4. Cross-study",
+        ),
+        md=f"{ANALYSIS}/cross_study/correlations.md",
+        summary=f"{ANALYSIS}/cross_study/summary.json",
+    params:
+        args=cross_study_args,
+        settings=settings("fairness.threshold", "fairness.bootstrap.confidence",
+                          "fairness.attributes"),
+    log:
+        "logs/analysis/cross_study.log",
+    benchmark:
+        "logs/benchmarks/analysis/cross_study.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis cross-study {params.args}"
+        " --settings {params.settings:q} --out-dir $(dirname {output.btc:q}) > {log:q} 2>&1"
+
+
+rule analysis_metrics:
+    """The run's headline numbers in one JSON, for `dvc metrics show/diff`."""
+    input:
+        classification="results/metrics/classification.json",
+        fairness=[f"results/{task}/fairness/report.json" for task in TASKS_RUN],
+        controls=rules.analysis_controls.output.json,
+        cross_study=rules.cross_study.output.summary,
+        **{k: v for k, v in analysis_inputs().items() if k in ("biasfinder", "representation")},
+    output:
+        "results/metrics.json",
+    params:
+        args=lambda wildcards, input: cli_options(input, ["biasfinder", "representation"]),
+    log:
+        "logs/analysis/metrics.log",
+    benchmark:
+        "logs/benchmarks/analysis/metrics.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis metrics"
+        " --classification {input.classification:q} --fairness {input.fairness:q}"
+        " --controls {input.controls:q} --cross-study {input.cross_study:q}"
+        " {params.args} --out {output:q} > {log:q} 2>&1"
+
+
+rule run_record:
+    """results/REPRODUCTION.md: versions, device, config and data hashes, comparison tables;
+    rewritten whenever results, versions or the device change (they are its params)."""
+    input:
+        data=data_files(),
+        tables=[
+            rules.analysis_controls.output.md,
+            rules.paper_tables.output.index,
+            *paper_table_markdown(),
+            rules.cross_study.output.md,
+        ],
+    output:
+        report(
+            "results/REPRODUCTION.md",
+            caption="../report/record.rst",
+            category="5. Run record",
+        ),
+    params:
+        environment=run_environment(),
+        config_sha256=CONFIG_SHA256,
+        configfiles=" ".join(shlex.quote(os.path.relpath(f)) for f in workflow.configfiles),
+        settings=settings("seed"),
+    log:
+        "logs/analysis/run_record.log",
+    benchmark:
+        "logs/benchmarks/analysis/run_record.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis record --config-sha256 {params.config_sha256}"
+        " --configfiles {params.configfiles} --data {input.data:q} --tables {input.tables:q}"
+        " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
