@@ -17,7 +17,6 @@ defaults, a fixed SVG hash salt, and no date or software version in either forma
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import textwrap
@@ -31,7 +30,7 @@ import pandas as pd
 
 from biasrepro.data.tables import check_text, numeric, require_columns, require_file
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs
+from biasrepro.io import atomic_outputs, read_json
 
 log = logging.getLogger(__name__)
 
@@ -164,11 +163,7 @@ def _key(obj: Any, dotted: str, *, file: Path) -> Any:
 
 def read_report(path: Path, task: str) -> dict[str, Any]:
     """The task's ``report.json`` (written by ``biasrepro fairness report``)."""
-    require_file(path)
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"not a readable JSON report ({e})", file=path) from None
+    report = read_json(path)
     found = _key(report, "task", file=path)
     if found != task:
         raise DataError(f"this is the {found!r} report, not the {task!r} one", file=path)
