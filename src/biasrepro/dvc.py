@@ -15,13 +15,13 @@ matching :data:`METRICS` are the producing stage's ``metrics``, and every output
 from __future__ import annotations
 
 import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from biasrepro import snakedag
 from biasrepro.config import REPO_ROOT
 from biasrepro.errors import BiasreproError
 
@@ -81,50 +81,21 @@ HEADER = (
 
 
 def _dag_jobs(configfile: Path, repo: Path) -> list[Any]:
-    """Build the Snakemake DAG (forceall, no execution) and return its jobs in run order."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.enums import Quietness
-    from snakemake.settings.types import (
-        ConfigSettings,
-        DAGSettings,
-        OutputSettings,
-        ResourceSettings,
-    )
+    """The Snakemake DAG's jobs (forceall, no execution) in run order, as plain data."""
 
-    logging.getLogger("snakemake").setLevel(logging.WARNING)
-    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-        wf = api.workflow(
-            resource_settings=ResourceSettings(cores=1),
-            config_settings=ConfigSettings(configfiles=[repo / configfile]),
-            snakefile=repo / "workflow" / "Snakefile",
-            workdir=repo,
-        )
-        wf.dag(DAGSettings(forceall=True))
-        workflow = wf._workflow  # the pinned Snakemake (9.x) has no public DAG accessor
-        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
-        workflow._build_dag()
-        dag = workflow.dag
-        depth: dict[Any, int] = {}
+    def job(j: Any, level: int) -> tuple[Any, dict[str, Any]]:
+        order = (level, j.rule.name, sorted(j.wildcards.items()))
+        return order, {
+            "rule": j.rule.name,
+            "wildcards": dict(sorted(j.wildcards.items())),
+            "input": sorted({str(i) for i in j.input}),
+            "output": [str(o) for o in j.output],
+            "settings": json.loads(j.params.get("settings", "{}")),
+        }
 
-        def level(job: Any) -> int:
-            if job not in depth:
-                depth[job] = 1 + max((level(d) for d in dag.dependencies[job]), default=-1)
-            return depth[job]
-
-        jobs = sorted(
-            (j for j in dag.jobs if j.output),  # `rule all` has no outputs
-            key=lambda j: (level(j), j.rule.name, sorted(j.wildcards.items())),
-        )
-        return [
-            {
-                "rule": j.rule.name,
-                "wildcards": dict(sorted(j.wildcards.items())),
-                "input": sorted({str(i) for i in j.input}),
-                "output": [str(o) for o in j.output],
-                "settings": json.loads(j.params.get("settings", "{}")),
-            }
-            for j in jobs
-        ]
+    jobs, _ = snakedag.dag_jobs(repo / configfile, repo, job)
+    # `rule all` has no outputs
+    return [data for _, data in sorted(jobs, key=lambda oj: oj[0]) if data["output"]]
 
 
 def _stage_name(job: dict[str, Any]) -> str:

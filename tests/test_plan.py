@@ -1,0 +1,204 @@
+"""``biasrepro plan`` (issue #8, item 4): Snakemake's job matrix, GPU jobs, and the cost model."""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import math
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import BIN, REPO, snakemake
+
+from biasrepro import config as cfg
+from biasrepro import plan
+
+PAPER = Path("config/paper.yaml")
+DEFAULT = Path("config/config.yaml")
+COSTS = yaml.safe_load((REPO / plan.COSTS).read_text(encoding="utf-8"))
+#: the rules of the GPU families (workflow/rules/*.smk `compute("train"|"score")`)
+TRAIN_SCORE = {"pretrain_embedded", "finetune_sentiment", "finetune_toxicity",
+               "predict_sentiment", "predict_toxicity", "biasfinder_predict",
+               "restratify_training", "sentdebias_subspace", "representation_score",
+               "sentdebias_downstream"}
+
+
+@pytest.fixture(scope="module")
+def planned() -> dict[Path, tuple[list[plan.Job], plan.CostModel]]:
+    """Each configuration's jobs and its cost model for one H200."""
+    out = {}
+    for configfile in (PAPER, DEFAULT):
+        jobs, config = plan.dag_jobs(REPO / configfile, REPO)
+        out[configfile] = jobs, plan.CostModel(config, COSTS, "h200")
+    return out
+
+
+def job_stats(configfile: Path) -> dict[str, int]:
+    """The "Job stats" table of ``snakemake -n --forceall``: jobs per rule and the total."""
+    out = snakemake(["-n", "--forceall", "--configfile", str(configfile)], cwd=REPO).stdout
+    block = out.split("Job stats:")[1].split("\n\n")[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.MULTILINE)}
+
+
+def rows_by_rule(jobs: list[plan.Job], model: plan.CostModel) -> dict[str, dict[str, Any]]:
+    return {r["rule"]: r for r in plan.table(jobs, model)}
+
+
+@pytest.mark.parametrize("configfile", [PAPER, DEFAULT])
+def test_jobs_per_rule_are_snakemakes(planned, configfile: Path) -> None:
+    rows = rows_by_rule(*planned[configfile])
+    assert {rule: r["jobs"] for rule, r in rows.items()} == job_stats(configfile)
+
+
+@pytest.mark.parametrize("configfile", [PAPER, DEFAULT])
+def test_gpu_jobs_are_the_train_and_score_families(planned, configfile: Path) -> None:
+    config = cfg.load(REPO / DEFAULT, REPO / configfile)
+    gpu_rules = set(TRAIN_SCORE)
+    if (config["compute"]["families"]["parse"]["gpu"]
+            and config["biasfinder"]["coref"]["backend"] == "fastcoref"):
+        gpu_rules.add("biasfinder_parse")
+    rows = rows_by_rule(*planned[configfile])
+    for rule, row in rows.items():
+        if rule != "total":
+            assert row["gpu_jobs"] == (row["jobs"] if rule in gpu_rules else 0), rule
+            assert (row["gpu_hours"] > 0) == (rule in gpu_rules), rule
+    assert rows["total"]["gpu_jobs"] == sum(
+        r["jobs"] for rule, r in rows.items() if rule in gpu_rules)
+
+
+def seconds(train: bool, tokens: float, batches: int, params: float = 84.93e6) -> float:
+    """One work of the cost model, by hand: max(k N T / (peak mfu), batches x floor)."""
+    gpu, over = COSTS["gpus"]["h200"], COSTS["overheads"]
+    k, floor = (6, over["train_step_s"]) if train else (2, over["infer_batch_s"])
+    return max(k * params * tokens / (gpu["peak_flops"] * gpu["mfu"]), batches * floor)
+
+
+def test_a_scoring_job_costs_what_costs_yaml_says(planned) -> None:
+    """predict_sentiment: each sentiment method's model scores IMDB test and both SST sets."""
+    config = cfg.load(REPO / DEFAULT, REPO / PAPER)
+    data, over = COSTS["datasets"], COSTS["overheads"]
+    imdb, sst = data["imdb"]["download"], data["sst"]["download"]
+    length = config["models"]["training"]["sentiment"]["max_length"]
+    tokens = (imdb["test"] * min(imdb["tokens"], length)
+              + sst["rows"] * (1 + sst["balanced_ratio"]) * min(sst["tokens"], length))
+    methods = len(config["methods"]["tasks"]["sentiment"])
+    job = over["job_s"] + methods * (over["run_s"] + seconds(
+        False, tokens, math.ceil(tokens / COSTS["batching"]["predict_tokens"])))
+    models = len(config["models"]["tasks"]["sentiment"])
+    row = rows_by_rule(*planned[PAPER])["predict_sentiment"]
+    assert row["gpu_hours"] == pytest.approx(models * job / 3600, rel=1e-9)
+
+
+def test_a_finetuning_job_costs_what_costs_yaml_says(planned) -> None:
+    """finetune_toxicity: every trained toxicity method, 3 epochs each, validation per epoch."""
+    config = cfg.load(REPO / DEFAULT, REPO / PAPER)
+    cc, over = COSTS["datasets"]["civil_comments"]["download"], COSTS["overheads"]
+    s = config["models"]["training"]["toxicity"]
+    split = config["preprocess"]["civil_comments"]["split"]
+    registry = config["methods"]["registry"]
+    trained = [m for m in config["methods"]["tasks"]["toxicity"]
+               if registry[m].get("sentdebias", {}).get("stage") != "downstream"]
+    length, epochs, batch = min(cc["batch_tokens"], s["max_length"]), s["epochs"], s["batch_size"]
+    held = cc["rows"] * split["validation"]
+    job = over["job_s"] + len(trained) * over["run_s"]
+    for method in trained:
+        kind = registry[method]["data"]
+        rows = cc["rows"] * split["train"] * (1 if kind == "original" else cc[f"{kind}_ratio"])
+        job += seconds(True, rows * length * epochs, math.ceil(rows / batch) * epochs)
+        job += seconds(False, held * length * epochs, math.ceil(held / batch) * epochs)
+    jobs, model = planned[PAPER]
+    one = next(j for j in jobs if j.rule == "finetune_toxicity")
+    assert model.seconds(one) == pytest.approx(job, rel=1e-9)
+
+
+def test_csv_output_parses_and_its_total_is_the_sum_of_its_rows(tmp_path: Path) -> None:
+    out = tmp_path / "plan.csv"
+    proc = subprocess.run(
+        [str(BIN / "biasrepro"), "plan", "--configfile", str(PAPER), "--gpu", "H100",
+         "--format", "csv", "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert list(rows[0]) == list(plan.COLUMNS)
+    *rules, total = rows
+    assert total["rule"] == "total" and len(rules) == len({r["rule"] for r in rules})
+    for column in ("jobs", "gpu_jobs"):
+        assert int(total[column]) == sum(int(r[column]) for r in rules)
+    assert float(total["gpu_hours"]) == pytest.approx(
+        sum(float(r["gpu_hours"]) for r in rules), abs=1e-4 * len(rules))
+    assert float(total["gpu_hours"]) > 0
+    assert not list(tmp_path.glob(".plan.csv.tmp-*"))
+
+
+def test_markdown_table_ends_with_the_total_and_what_it_assumes(planned) -> None:
+    text = plan.render(plan.table(*planned[PAPER]), "md", gpu="h200", configfile=PAPER)
+    lines = text.splitlines()
+    assert lines[0] == "| rule | jobs | gpu_jobs | gpu_hours |"
+    assert re.fullmatch(r"\| total \| \d+ \| \d+ \| \d+\.\d\d \|", lines[lines.index("") - 1])
+    assert "one h200" in lines[-1] and str(plan.COSTS) in lines[-1]
+
+
+def test_unknown_gpu_class_names_the_known_ones() -> None:
+    proc = subprocess.run([str(BIN / "biasrepro"), "plan", "--gpu", "tpu9"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"error: unknown GPU class 'tpu9' (known in {REPO / plan.COSTS}: "
+        f"{', '.join(sorted(COSTS['gpus']))})")
+
+
+def test_a_bad_config_gives_the_workflows_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: many\n", encoding="utf-8")
+    proc = subprocess.run([str(BIN / "biasrepro"), "plan", "--configfile", str(bad)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and not proc.stdout
+    # the Snakefile validates with biasrepro.config (workflow/rules/common.smk)
+    with pytest.raises(cfg.ConfigError) as workflow_error:
+        cfg.load(REPO / DEFAULT, bad)
+    assert proc.stderr.endswith(f"error: {workflow_error.value}\n")
+    assert "config key 'seed': 'many' is not of type 'integer'" in proc.stderr
+
+
+def _leaves(node: Any, path: str = "") -> list[tuple[str, Any]]:
+    if isinstance(node, dict):
+        return [leaf for k, v in node.items() for leaf in _leaves(v, f"{path}.{k}")]
+    return [(path, node)]
+
+
+def test_cost_model_holds_numbers_and_the_codes_batch_sizes() -> None:
+    # YAML 1.1 reads 4.0e6 (no exponent sign) as a string
+    assert [p for p, v in _leaves(COSTS) if isinstance(v, bool) or
+            not isinstance(v, int | float)] == []
+    from biasrepro.debias import sentdebias
+    from biasrepro.models import predict
+    from biasrepro.nlp.coref import FastCoref
+    from biasrepro.perturb import restratify
+    from biasrepro.representation import seat, stereoset
+
+    def default(fn: Any, name: str) -> Any:
+        return inspect.signature(fn).parameters[name].default
+
+    assert COSTS["batching"] == {
+        "predict_tokens": predict.CUDA_BATCH_TOKENS,
+        "sentdebias_rows": default(sentdebias.embed, "batch_size"),
+        "nlpaug_rows": restratify.CONTEXTUAL_BATCH,
+        "nlpaug_max_tokens": 512,
+        "coref_tokens": default(FastCoref.__init__, "batch_size") * 512,
+        "stereoset_tokens": stereoset.CUDA_BATCH_TOKENS,
+        "seat_rows": default(seat.encode, "batch_size"),
+    }
+
+
+def test_readme_states_the_paper_profiles_plan_on_one_h200(planned) -> None:
+    total = rows_by_rule(*planned[PAPER])["total"]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    stated = re.search(r"For `config/paper\.yaml` on one H200: (\d+) jobs, (\d+) of them GPU "
+                       r"jobs, about (\d+) GPU-hours", readme)
+    assert stated, "README.md no longer states the paper profile's plan"
+    assert (int(stated[1]), int(stated[2])) == (total["jobs"], total["gpu_jobs"])
+    assert int(stated[3]) == round(total["gpu_hours"])
