@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,23 @@ def snakemake(args: list[str], cwd: Path, timeout: int = 600,
 def checkout(tmp_path: Path) -> Path:
     """A throwaway copy of the checkout to run the workflow in."""
     return copy_checkout(tmp_path / "repo")
+
+
+def tree_hashes(root: Path, *dirs: str) -> dict[str, str]:
+    """sha256 of every file under ``root/dir`` for each dir, by relative path."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for d in dirs for p in sorted((root / d).rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh copy of the checkout in which the small profile has run once (the README's
+    first command, shrunk); shared by the tests that compare other runs with it. Read-only:
+    a test that runs more copies it first."""
+    repo = copy_checkout(tmp_path_factory.mktemp("small-run") / "repo")
+    started = time.perf_counter()
+    snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=repo)
+    print(f"small profile: {time.perf_counter() - started:.1f} s")
+    return repo

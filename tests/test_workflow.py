@@ -7,7 +7,6 @@ SIGKILL part-way finishes on rerun with exactly the same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -19,14 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv, snakemake
-
-
-def tree_hashes(root: Path, *dirs: str) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for d in dirs for p in sorted((root / d).rglob("*")) if p.is_file()
-    }
+from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv, snakemake, tree_hashes
 
 
 def test_lint_is_clean() -> None:
@@ -34,7 +26,7 @@ def test_lint_is_clean() -> None:
     assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
 
 
-def test_every_rule_has_log_benchmark_and_conda() -> None:
+def test_every_rule_has_log_benchmark_conda_and_resources() -> None:
     text = "\n".join(p.read_text() for p in (REPO / "workflow/rules").glob("*.smk"))
     # named rules, and rules made in a loop (`rule:` with a `name:` directive)
     blocks = re.split(r"^ *rule(?: (\w+))?:", text, flags=re.M)[1:]
@@ -43,6 +35,12 @@ def test_every_rule_has_log_benchmark_and_conda() -> None:
         name = name or re.search(r"name:\s*(\S+)", body).group(1)
         for directive in ("log:", "benchmark:", "conda:"):
             assert f"    {directive}" in body, f"rule {name} has no {directive}"
+        # its resource family (config `compute`): what it asks a scheduler for
+        family = re.search(r"resources:\s+\*\*compute\(\"(\w+)\"", body)
+        assert family, f"rule {name} declares no resource family"
+        # a job of a GPU family is placed on its devices (biasrepro.gpu); others need none
+        placed = "biasrepro.py --gpus {resources.gpu} " in body
+        assert placed == (family.group(1) != "light"), f"rule {name}: GPU placement"
 
 
 def test_default_profile_limits_gpu_jobs_to_one() -> None:
@@ -50,6 +48,28 @@ def test_default_profile_limits_gpu_jobs_to_one() -> None:
     assert profile["resources"]["gpu"] == 1
     assert profile["default-resources"]["gpu"] == 0
     assert profile["rerun-incomplete"] is True
+
+
+def test_families_map_to_slurm_requests() -> None:
+    """compute.slurm and the families become each job's SLURM resources (the plugin's names)."""
+    from biasrepro import snakedag
+
+    cluster = {"gpus": 1, "slurm": {"partition": "cpu", "gpu_partition": "gpu",
+                                    "account": "lab", "gpu_model": "h200"}}
+    jobs, config = snakedag.dag_jobs(
+        REPO / "config/config.yaml", REPO,
+        lambda j, _: (j.rule.name, dict(j.resources)), config={"compute": cluster})
+    families = config["compute"]["families"]
+    by_rule = dict(jobs)
+    expect = {"finetune_toxicity": ("train", "gpu"), "predict_sentiment": ("score", "gpu"),
+              "biasfinder_parse": ("parse", "cpu"), "figures": ("light", "cpu")}
+    for rule, (family, partition) in expect.items():
+        res = by_rule[rule]
+        assert (res["mem_mb"], res["runtime"]) == (families[family]["mem_mb"],
+                                                   families[family]["runtime"]), rule
+        assert res["slurm_partition"] == partition and res["slurm_account"] == "lab", rule
+        assert res["gpu"] == (partition == "gpu"), rule
+        assert res.get("gpu_model") == ("h200" if partition == "gpu" else None), rule
 
 
 def test_paper_profile_plans_downloads_offline() -> None:
@@ -61,10 +81,8 @@ def test_paper_profile_plans_downloads_offline() -> None:
 
 
 @pytest.mark.slow
-def test_small_profile_runs_and_reruns_byte_identically(checkout: Path, tmp_path: Path) -> None:
-    started = time.perf_counter()
-    snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=checkout)
-    print(f"small profile: {time.perf_counter() - started:.1f} s")
+def test_small_profile_runs_and_reruns_byte_identically(small_run: Path, tmp_path: Path) -> None:
+    checkout = small_run
     summary = json.loads((checkout / "results/data/summary.json").read_text())
     assert summary["imdb"]["train"]["n"] == 200
     assert set(summary["civil_comments"]["splits"]) == {"train", "validation", "test"}

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from biasrepro import __version__
+from biasrepro import __version__, gpu
 from biasrepro import config as cfg
 from biasrepro.errors import BiasreproError, ConfigError
 
@@ -258,6 +258,17 @@ def _dvc_yaml(args: argparse.Namespace) -> None:
         print(f"wrote {repo / args.output}")
 
 
+def _plan(args: argparse.Namespace) -> None:
+    from biasrepro import dvc, plan
+
+    text = plan.run(args.configfile, gpu=args.gpu, fmt=args.format, out=args.out,
+                    costs=args.costs, repo=dvc.checkout_root())
+    if args.out is None:
+        print(text, end="")
+    else:
+        print(f"wrote {args.out}")
+
+
 # -- parser -------------------------------------------------------------------------------
 
 
@@ -269,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"biasrepro {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument(
+        "--gpus", type=int, metavar="N",
+        help="claim N GPUs and set CUDA_VISIBLE_DEVICES to them (0: hide every GPU); "
+        "the workflow passes each job's gpu resource (biasrepro.gpu)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def settings_arg(sp: argparse.ArgumentParser) -> None:
@@ -394,6 +410,21 @@ def build_parser() -> argparse.ArgumentParser:
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")
     dv.set_defaults(func=_dvc_yaml)
 
+    pl = sub.add_parser("plan", help="the job matrix and its estimated GPU-hours",
+                        description="Print every job of the configuration's workflow (as "
+                        "`snakemake -n --forceall` lists them, with one GPU per GPU job) per "
+                        "rule: jobs, GPU jobs and GPU-hours estimated for one GPU of a class "
+                        "from the cost model in workflow/profiles/slurm/costs.yaml "
+                        "(src/biasrepro/plan.py). Offline; nothing is downloaded or run.")
+    pl.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
+    pl.add_argument("--gpu", default="h200",
+                    help="GPU class of the estimate, a name under `gpus` in the cost model")
+    pl.add_argument("--format", choices=["md", "csv"], default="md")
+    pl.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
+    pl.add_argument("--costs", type=Path, default=None,
+                    help="cost model YAML (default: workflow/profiles/slurm/costs.yaml)")
+    pl.set_defaults(func=_plan)
+
     from biasrepro.biasfinder import commands as biasfinder_commands
 
     biasfinder_commands.register(sub, _settings)
@@ -421,6 +452,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start = time.perf_counter()
     try:
+        if args.gpus is not None:
+            gpu.place(args.gpus)
         args.func(args)
     except BiasreproError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -21,6 +21,8 @@ rule analysis_controls:
         "logs/analysis/controls.log",
     benchmark:
         "logs/benchmarks/analysis/controls.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -44,6 +46,8 @@ rule paper_tables:
         "logs/analysis/paper_tables.log",
     benchmark:
         "logs/benchmarks/analysis/paper_tables.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -66,6 +70,8 @@ rule figures:
         "logs/analysis/figures.log",
     benchmark:
         "logs/benchmarks/analysis/figures.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -101,6 +107,8 @@ rule cross_study:
         "logs/analysis/cross_study.log",
     benchmark:
         "logs/benchmarks/analysis/cross_study.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -124,6 +132,8 @@ rule analysis_metrics:
         "logs/analysis/metrics.log",
     benchmark:
         "logs/benchmarks/analysis/metrics.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -159,6 +169,8 @@ rule run_record:
         "logs/analysis/run_record.log",
     benchmark:
         "logs/benchmarks/analysis/run_record.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:

@@ -25,6 +25,8 @@ rule biasfinder_wordlists:
         "logs/biasfinder_wordlists.log",
     benchmark:
         "logs/benchmarks/biasfinder_wordlists.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -49,11 +51,11 @@ rule biasfinder_parse:
     benchmark:
         "logs/benchmarks/biasfinder_parse/{corpus}.tsv"
     resources:
-        gpu=GPU * int(BIASFINDER["coref"]["backend"] == "fastcoref"),
+        **compute("parse", gpu=BIASFINDER["coref"]["backend"] == "fastcoref"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py biasfinder parse --input {input.corpus:q}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} biasfinder parse --input {input.corpus:q}"
         " --wordlists {params.lists:q} --settings {params.settings:q} --out {output:q}"
         " > {log:q} 2>&1"
 
@@ -73,6 +75,8 @@ rule biasfinder_templates:
         "logs/biasfinder_templates/{corpus}/{characteristic}.log",
     benchmark:
         "logs/benchmarks/biasfinder_templates/{corpus}/{characteristic}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -99,6 +103,8 @@ rule biasfinder_mutants:
         "logs/biasfinder_mutants/{corpus}/{characteristic}.log",
     benchmark:
         "logs/benchmarks/biasfinder_mutants/{corpus}/{characteristic}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -129,11 +135,11 @@ rule biasfinder_predict:
     benchmark:
         "logs/benchmarks/biasfinder_predict/{corpus}/{model}.tsv"
     resources:
-        gpu=GPU,
+        **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py predict --model {input.models:q}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
         " --input {input.mutants:q} --out {output:q} > {log:q} 2>&1"
 
 
@@ -172,6 +178,8 @@ rule biasfinder_btc:
         "logs/biasfinder_btc/{corpus}/{model}/{method}.log",
     benchmark:
         "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -196,6 +204,8 @@ rule biasfinder_annotation:
         "logs/biasfinder_annotation/{corpus}/{model}/{method}.log",
     benchmark:
         "logs/benchmarks/biasfinder_annotation/{corpus}/{model}/{method}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -218,6 +228,8 @@ rule biasfinder_table:
         "logs/biasfinder_table/{corpus}.log",
     benchmark:
         "logs/benchmarks/biasfinder_table/{corpus}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:

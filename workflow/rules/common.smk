@@ -40,9 +40,27 @@ def gpus_present():
     return out.returncode == 0 and "GPU" in out.stdout
 
 
-#: training and scoring jobs claim one `gpu` (the default profile runs one such job at a
-#: time) where a GPU exists; on a CPU-only machine they run side by side like other jobs
-GPU = 1 if gpus_present() else 0
+COMPUTE = config["compute"]
+#: GPUs a training or scoring job asks for (config `compute.gpus`): `auto` is 1 where this
+#: machine has a GPU, else 0 (CPU-only jobs then run side by side like any other job)
+GPUS = (1 if gpus_present() else 0) if COMPUTE["gpus"] == "auto" else int(COMPUTE["gpus"])
+
+
+def compute(family, gpu=True):
+    """A job's resources: its family's memory and runtime (config `compute.families`), one
+    `gpu` where the family uses one, and the SLURM partition, account and GPU model
+    (`compute.slurm`) that workflow/profiles/slurm turns into sbatch options. Locally only
+    `gpu` is limited (workflow/profiles/default), so one GPU job runs at a time per GPU."""
+    fam = COMPUTE["families"][family]
+    gpus = GPUS if fam["gpu"] and gpu else 0
+    slurm = COMPUTE["slurm"]
+    out = {"mem_mb": fam["mem_mb"], "runtime": fam["runtime"], "gpu": gpus}
+    partition = (slurm["gpu_partition"] if gpus else None) or slurm["partition"]
+    optional = {"slurm_partition": partition, "slurm_account": slurm["account"],
+                "gpu_model": slurm["gpu_model"] if gpus else None}
+    out.update({k: v for k, v in optional.items() if v})
+    return out
+
 
 WORLD_FILES = {
     "imdb": {

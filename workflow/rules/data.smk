@@ -14,6 +14,8 @@ rule world_reviews:
         "logs/world_reviews.log",
     benchmark:
         "logs/benchmarks/world_reviews.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -34,6 +36,8 @@ rule world_comments:
         "logs/world_comments.log",
     benchmark:
         "logs/benchmarks/world_comments.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -51,6 +55,8 @@ rule world_sst:
         "logs/world_sst.log",
     benchmark:
         "logs/benchmarks/world_sst.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -69,6 +75,8 @@ rule download:
         "logs/download/{dataset}/{name}.log",
     benchmark:
         "logs/benchmarks/download/{dataset}/{name}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -91,6 +99,8 @@ rule prepare_imdb:
         "logs/prepare_imdb.log",
     benchmark:
         "logs/benchmarks/prepare_imdb.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -117,6 +127,8 @@ rule prepare_civil_comments:
         "logs/prepare_civil_comments.log",
     benchmark:
         "logs/benchmarks/prepare_civil_comments.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -139,6 +151,8 @@ rule prepare_sst:
         "logs/prepare_sst.log",
     benchmark:
         "logs/benchmarks/prepare_sst.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -161,6 +175,8 @@ rule data_summary:
         "logs/data_summary.log",
     benchmark:
         "logs/benchmarks/data_summary.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:

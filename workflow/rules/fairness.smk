@@ -22,6 +22,8 @@ rule imdb_gendered:
         "logs/imdb_gendered.log",
     benchmark:
         "logs/benchmarks/imdb_gendered.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -47,6 +49,8 @@ rule fairness_sets:
         "logs/fairness_sets/{task}.log",
     benchmark:
         "logs/benchmarks/fairness_sets/{task}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -72,11 +76,11 @@ rule restratify_training:
     benchmark:
         "logs/benchmarks/restratify_training.tsv"
     resources:
-        gpu=GPU,
+        **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py perturb restratify --input {input.train:q}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} perturb restratify --input {input.train:q}"
         " --lexicon {input.lexicon:q} {params.model} --settings {params.settings:q}"
         " --out {output.data:q} --stats {output.stats:q} > {log:q} 2>&1"
 
@@ -96,6 +100,8 @@ rule perturb_training:
         "logs/perturb_training/{task}/{kind}.log",
     benchmark:
         "logs/benchmarks/perturb_training/{task}/{kind}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -129,6 +135,8 @@ rule fairness_report:
         "logs/fairness_report/{task}.log",
     benchmark:
         "logs/benchmarks/fairness_report/{task}.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:

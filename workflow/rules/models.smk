@@ -18,6 +18,8 @@ rule world_stereotypes:
         "logs/world_stereotypes.log",
     benchmark:
         "logs/benchmarks/world_stereotypes.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -40,11 +42,11 @@ rule pretrain_embedded:
     benchmark:
         "logs/benchmarks/pretrain_embedded/{model}.tsv"
     resources:
-        gpu=GPU,
+        **compute("train"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py pretrain --model {wildcards.model}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} pretrain --model {wildcards.model}"
         " --corpus {input.reviews:q} {input.comments:q} {input.stereotypes:q}"
         " --settings {params.settings:q} --out-dir {output:q} > {log:q} 2>&1"
 
@@ -73,11 +75,11 @@ for _task in TASK_METHODS:
         benchmark:
             f"logs/benchmarks/finetune/{_task}/{{model}}.tsv"
         resources:
-            gpu=GPU,
+            **compute("train"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py finetune --model {wildcards.model}"
+            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} finetune --model {wildcards.model}"
             " --task {params.task} {params.runs} --settings {params.settings:q}"
             " --out-dir {output:q} > {log:q} 2>&1"
 
@@ -107,11 +109,11 @@ for _task, _methods in TASK_METHODS.items():
         benchmark:
             f"logs/benchmarks/predict_{_task}/{{model}}.tsv"
         resources:
-            gpu=GPU,
+            **compute("score"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py predict --model {input.models:q}"
+            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
             " --input {input.data:q} {input.original:q} {input.balanced:q}"
             " --out {output:q} > {log:q} 2>&1"
 
@@ -127,6 +129,8 @@ rule model_metrics:
         "logs/model_metrics.log",
     benchmark:
         "logs/benchmarks/model_metrics.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:

@@ -15,6 +15,8 @@ rule world_benchmarks:
         "logs/world_benchmarks.log",
     benchmark:
         "logs/benchmarks/world_benchmarks.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -36,11 +38,11 @@ rule sentdebias_subspace:
     benchmark:
         "logs/benchmarks/sentdebias_subspace/{model}.tsv"
     resources:
-        gpu=GPU,
+        **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py representation subspace --model {wildcards.model}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {wildcards.model}"
         " --attribute {params.attributes} --stage upstream --words {input.words:q}"
         " --corpus {input.corpus:q} --settings {params.settings:q} --out {output:q}"
         " > {log:q} 2>&1"
@@ -65,11 +67,11 @@ rule representation_score:
     benchmark:
         "logs/benchmarks/representation_score/{model}.tsv"
     resources:
-        gpu=GPU,
+        **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py representation score --model {wildcards.model}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation score --model {wildcards.model}"
         " --variant {params.variants} --crows {input.crows:q}"
         " --stereoset {input.stereoset:q} --seat {input.seat:q}"
         " --settings {params.settings:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
@@ -86,6 +88,8 @@ rule representation_table:
         "logs/representation_table.log",
     benchmark:
         "logs/benchmarks/representation_table.tsv"
+    resources:
+        **compute("light"),
     conda:
         CONDA_ENV
     shell:
@@ -111,11 +115,11 @@ rule sentdebias_downstream:
     benchmark:
         "logs/benchmarks/sentdebias_downstream/{task}/{model}/{method}.tsv"
     resources:
-        gpu=GPU,
+        **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py representation subspace --model {input.model:q}"
+        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {input.model:q}"
         " --attribute {params.attribute} --stage downstream --words {input.words:q}"
         " --corpus {input.corpus:q} --settings {params.settings:q} --out-dir {output:q}"
         " > {log:q} 2>&1"
