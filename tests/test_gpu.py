@@ -64,6 +64,13 @@ def test_more_gpus_than_visible_is_a_clear_error(tmp_path: Path) -> None:
         gpu.place(1, local_env(tmp_path, ""))
 
 
+def test_a_slurm_job_given_no_gpu_takes_none_of_the_nodes(tmp_path: Path) -> None:
+    env = {**local_env(tmp_path, None), "SLURM_JOB_ID": "42"}
+    assert gpu.visible_devices(env) == []  # never nvidia-smi's list of the whole node
+    with pytest.raises(BiasreproError, match="SLURM job 42 was given no GPU"):
+        gpu.place(1, env)
+
+
 def test_a_finished_job_frees_its_device(tmp_path: Path) -> None:
     env = {**os.environ, **local_env(tmp_path, "0")}
     code = ("import os; from biasrepro import gpu; print(gpu.place(1, os.environ))")
@@ -127,5 +134,6 @@ def test_local_profile_never_runs_two_gpu_jobs_at_once(small_run: Path, tmp_path
     proc = subprocess.run([*args, "--resources", "gpu=2"], cwd=repo, env=env,
                           capture_output=True, text=True)
     assert proc.returncode != 0
-    assert sum("error: no free GPU for this job: GPU 0 (process" in log.read_text()
+    # (the holder may not have written its pid yet when the other job names it)
+    assert sum("error: no free GPU for this job: GPU 0 (" in log.read_text()
                for log in logs) == 1

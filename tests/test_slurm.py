@@ -26,6 +26,12 @@ SUBMITTED = re.compile(
     r"has been submitted with SLURM jobid (\d+) \(log: .*/slurm_logs/rule_(\w+)/")
 
 
+#: the Snakefile's `localrules:` block
+LOCAL_RULES = set(re.findall(r"^\s+(\w+),$", re.search(
+    r"^localrules:\n((?:\s+\w+,\n)+)", (REPO / "workflow/Snakefile").read_text(),
+    re.M).group(1), re.M))
+
+
 def jobcomp_records(path: Path) -> dict[str, dict[str, str]]:
     """SLURM's own completion records (JobCompType=jobcomp/filetxt), by job id."""
     records = {}
@@ -66,17 +72,22 @@ def test_small_profile_through_slurm_matches_a_local_run(small_run: Path, tmp_pa
         print(f"stopped {name} (pid {pid})")
     assert not slurm_local.CONF.exists()
 
-    # Every Snakemake job (but `all`, which only collects) was an sbatch job that completed,
-    # asking for its family's resources (config `compute`, .test/config over config/config).
+    # Every Snakemake job but the Snakefile's `localrules` (gathering tables, seconds each)
+    # was an sbatch job that completed, asking for its family's resources (config `compute`,
+    # .test/config over config/config); the local ones ran where Snakemake ran.
     submitted = {job: rule for job, rule in SUBMITTED.findall(out)}
     stats = re.search(r"Job stats:\n(.*?)\n\n", out, re.S).group(1)
-    total = int(re.search(r"^total\s+(\d+)$", stats, re.M).group(1))
-    assert len(submitted) == total - 1 and "all" not in submitted.values()
+    counts = {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)}
+    total = counts.pop("total")
+    local = set(re.findall(r"^localrule (\w+):", out, re.M))
+    assert local == LOCAL_RULES & set(counts) and "all" in local
+    assert len(submitted) == total - sum(counts[rule] for rule in local)
+    assert set(submitted.values()) == set(counts) - local
     assert set(records) == set(submitted)
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())["compute"]["families"]
     family = {"pretrain_embedded": "train", "finetune_toxicity": "train",
               "predict_sentiment": "score", "representation_score": "score",
-              "biasfinder_parse": "parse", "world_reviews": "light", "figures": "light"}
+              "biasfinder_parse": "parse", "world_reviews": "light", "biasfinder_btc": "light"}
     seen = set()
     for job, rule in submitted.items():
         record = records[job]

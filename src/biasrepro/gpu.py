@@ -36,10 +36,13 @@ _HELD: list = []
 
 def visible_devices(env: os._Environ | dict[str, str] = os.environ) -> list[str]:
     """The devices this job may choose from: the inherited ``CUDA_VISIBLE_DEVICES`` (set by
-    SLURM or the user), else the indices of the GPUs ``nvidia-smi -L`` lists."""
+    SLURM or the user), else, outside SLURM, the indices of the GPUs ``nvidia-smi -L`` lists
+    (inside a SLURM job that variable is unset only when SLURM gave the job no GPU)."""
     inherited = env.get("CUDA_VISIBLE_DEVICES")
     if inherited is not None:
         return [d.strip() for d in inherited.split(",") if d.strip()]
+    if env.get("SLURM_JOB_ID"):
+        return []
     if not shutil.which("nvidia-smi"):
         return []
     try:
@@ -96,8 +99,12 @@ def place(gpus: int, env: os._Environ | dict[str, str] = os.environ) -> str:
     pool = visible_devices(env)
     if len(pool) < gpus:
         seen = env.get("CUDA_VISIBLE_DEVICES")
-        source = (f"CUDA_VISIBLE_DEVICES={seen!r}" if seen is not None
-                  else "nvidia-smi -L lists " + (str(len(pool)) if pool else "none"))
+        if seen is not None:
+            source = f"CUDA_VISIBLE_DEVICES={seen!r}"
+        elif env.get("SLURM_JOB_ID"):
+            source = f"SLURM job {env['SLURM_JOB_ID']} was given no GPU"
+        else:
+            source = "nvidia-smi -L lists " + (str(len(pool)) if pool else "none")
         raise BiasreproError(
             f"this job asks for {gpus} GPU(s) but {len(pool)} are visible ({source}); "
             "set compute.gpus to 0 to run on the CPU")
