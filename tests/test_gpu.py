@@ -100,6 +100,22 @@ def test_the_command_line_places_before_the_command_runs(tmp_path: Path, monkeyp
     assert "dvc-yaml finished" not in err
 
 
+def test_a_job_placed_on_a_gpu_torch_cannot_use_warns(tmp_path: Path, monkeypatch,
+                                                      caplog) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    gpu.warn_if_cpu_only(0)
+    assert not caplog.records
+    gpu.warn_if_cpu_only(1)
+    assert "holds 1 GPU(s) (CUDA_VISIBLE_DEVICES=0) but torch" in caplog.text
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    caplog.clear()
+    gpu.warn_if_cpu_only(1)
+    assert not caplog.records
+
+
 def job_interval(log: Path) -> tuple[datetime, datetime, str]:
     """When a job held its GPU (placement line to its last line) and the device it got."""
     stamps = [datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")

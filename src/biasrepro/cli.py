@@ -454,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.gpus is not None:
             gpu.place(args.gpus)
+            gpu.warn_if_cpu_only(args.gpus)
         args.func(args)
     except BiasreproError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -130,3 +130,19 @@ def place(gpus: int, env: os._Environ | dict[str, str] = os.environ) -> str:
     log.info("GPU placement: CUDA_VISIBLE_DEVICES=%s (of %s; locks in %s)",
              value, ",".join(pool), where)
     return value
+
+
+def warn_if_cpu_only(gpus: int) -> None:
+    """Warn when this job holds GPUs that torch cannot use (an NVIDIA driver older than the
+    CUDA of its build, or a container without the driver): it would silently run on the
+    CPU, for hours where the paper profile's jobs expect a GPU."""
+    if gpus <= 0:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        log.warning("GPU placement: this job holds %d GPU(s) (CUDA_VISIBLE_DEVICES=%s) but "
+                    "torch %s sees no CUDA device; it runs on the CPU. Check the NVIDIA driver "
+                    "(torch's CUDA %s) or apptainer's --nv, or set compute.gpus to 0",
+                    gpus, os.environ.get("CUDA_VISIBLE_DEVICES"), torch.__version__,
+                    torch.version.cuda or "none: a CPU-only build")
