@@ -244,21 +244,26 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
+def read_mapping(path: str | Path, what: str = "configuration file") -> dict[str, Any]:
+    """A YAML file that must hold a mapping, or a ConfigError naming the file and the fault."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: {what} not found") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a {what} must be a mapping of keys")
+    return data
+
+
 def load(*paths: str | Path) -> dict[str, Any]:
     """Load and merge YAML config files (later ones override), then validate."""
     if not paths:
         raise ConfigError("no configuration file given")
     config: dict[str, Any] = {}
     for p in paths:
-        try:
-            data = yaml.safe_load(Path(p).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{p}: configuration file not found") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{p}: not valid YAML: {e}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{p}: a configuration file must be a mapping of keys")
-        config = deep_merge(config, data)
+        config = deep_merge(config, read_mapping(p))
     validate(config)
     return config
 

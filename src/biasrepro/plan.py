@@ -40,8 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from biasrepro import config as cfg
 from biasrepro import snakedag
 from biasrepro.errors import BiasreproError, ConfigError
 
@@ -90,15 +89,7 @@ def dag_jobs(configfile: Path, repo: Path) -> tuple[list[Job], dict[str, Any]]:
 
 def load_costs(path: Path) -> dict[str, Any]:
     """The cost model YAML (``workflow/profiles/slurm/costs.yaml``)."""
-    try:
-        costs = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: cost model file not found") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(costs, dict):
-        raise ConfigError(f"{path}: the cost model must be a mapping of keys")
-    return costs
+    return cfg.read_mapping(path, "cost model file")
 
 
 def gpu_class(costs: Mapping[str, Any], gpu: str, costs_path: Path = COSTS) -> str:
