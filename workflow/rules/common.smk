@@ -3,8 +3,6 @@
 import os
 import re
 import shlex
-import shutil
-import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -13,6 +11,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
+from biasrepro import gpu as brgpu  # noqa: E402
 from biasrepro.errors import ConfigError  # noqa: E402
 
 try:
@@ -29,21 +28,14 @@ if not workflow.deployment_settings.deployment_method:
 CONDA_ENV = "../../envs/biasrepro.yaml"
 
 
-def gpus_present():
-    """Whether this machine has an NVIDIA GPU (``nvidia-smi -L`` lists one)."""
-    if not shutil.which("nvidia-smi"):
-        return False
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
-
-
 COMPUTE = config["compute"]
-#: GPUs a training or scoring job asks for (config `compute.gpus`): `auto` is 1 where this
-#: machine has a GPU, else 0 (CPU-only jobs then run side by side like any other job)
-GPUS = (1 if gpus_present() else 0) if COMPUTE["gpus"] == "auto" else int(COMPUTE["gpus"])
+#: GPUs a training or scoring job asks for (config `compute.gpus`): `auto` is 1 where a GPU
+#: is visible here (nvidia-smi, or CUDA_VISIBLE_DEVICES where set), else 0 (CPU-only jobs
+#: then run side by side like any other job)
+if COMPUTE["gpus"] == "auto":
+    GPUS = 1 if brgpu.visible_devices() else 0
+else:
+    GPUS = int(COMPUTE["gpus"])
 
 
 def compute(family, gpu=True):
