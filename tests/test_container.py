@@ -392,37 +392,31 @@ def check_profile_passes_the_gpu_flag(profile):
     )
 
 
-def test_a_jobs_python_is_the_venvs_for_any_user():
-    check_python_is_the_venvs(DOCKERFILE.read_text(encoding="utf-8"))
-    for old, new in [
+@pytest.mark.parametrize("check, breakages", [
+    (check_python_is_the_venvs, [
         ("/opt/venv", "/home/biasrepro/venv"),  # hidden by the host's /home
         ('PATH="/opt/venv/bin:${PATH}"', 'PATH="${PATH}:/opt/venv/bin"'),  # /usr/bin first
         ("ARG UV_PYTHON_INSTALL_DIR=/opt/python\n", ""),  # Python under /root
-    ]:
-        with pytest.raises(AssertionError):
-            check_python_is_the_venvs(broken(old, new))
-
-
-def test_the_environment_is_usable_by_a_uid_that_does_not_own_it():
-    check_usable_by_any_uid(DOCKERFILE.read_text(encoding="utf-8"))
-    for old, new in [
+    ]),
+    (check_usable_by_any_uid, [
         ("USER 1000:1000", "RUN chmod -R go-rwx /opt/venv\nUSER 1000:1000"),
         ("USER 1000:1000", "RUN chown -R 1000:1000 /opt/python\nUSER 1000:1000"),
         ("USER 1000:1000", "USER root"),
-    ]:
-        with pytest.raises(AssertionError):
-            check_usable_by_any_uid(broken(old, new))
-
-
-def test_jobs_write_nothing_into_the_image():
-    check_nothing_is_written_into_the_image(DOCKERFILE.read_text(encoding="utf-8"))
-    for old, new in [
+    ]),
+    (check_nothing_is_written_into_the_image, [
         ("ARG UV_COMPILE_BYTECODE=1\n", ""),
         ("WORKDIR /project\n", "VOLUME /project\nWORKDIR /project\n"),
         ("USER 1000:1000", "ENV HF_HOME=/opt/huggingface\nUSER 1000:1000"),
-    ]:
+    ]),
+], ids=["a-jobs-python-is-the-venvs-for-any-user",
+        "the-environment-is-usable-by-a-uid-that-does-not-own-it",
+        "jobs-write-nothing-into-the-image"])
+def test_the_image_suits_apptainer(check, breakages):
+    """Each property holds for the Dockerfile and fails for each way of breaking it."""
+    check(DOCKERFILE.read_text(encoding="utf-8"))
+    for old, new in breakages:
         with pytest.raises(AssertionError):
-            check_nothing_is_written_into_the_image(broken(old, new))
+            check(broken(old, new))
 
 
 def test_slurm_profile_passes_the_gpu_flag_to_apptainer():
