@@ -79,6 +79,19 @@ def test_sense_score_compares_the_two_versions_of_each_source_sentence() -> None
     assert race["n_pairs"] == 6
     assert race["mean_difference"] == pytest.approx(0.2)     # f(white) - f(black)
     assert race["sense_score"] == pytest.approx(0.2)
+    # read literally (x = the version written, x̂ = its counterfactual) the two directions
+    # cancel: 3 sentences about black count +0.2, 3 about white count -0.2
+    assert race["sense_score_factual"] == pytest.approx(0.0)
+    assert gender["sense_score_factual"] == pytest.approx(0.0)
+
+
+def test_factual_sense_score_weighs_each_direction_by_its_sentences() -> None:
+    fset = _balanced(7)                  # 4 sentences written about male, 3 about female
+    joined = join_predictions(fset, _probs(fset, {"female": 0.1}), file="p")
+    gender = sense_scores(joined, SETTINGS["fairness"]["sense_pairs"],
+                          ["gender"]).set_index("attribute").loc["gender"]
+    assert gender["sense_score"] == pytest.approx(0.1)
+    assert gender["sense_score_factual"] == pytest.approx((4 * 0.1 - 3 * 0.1) / 7)
 
 
 def test_evaluate_gives_gaps_groups_and_borkan_with_power_mean() -> None:

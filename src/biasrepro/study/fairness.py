@@ -96,7 +96,13 @@ def evaluate(frame: pd.DataFrame, attributes: Attributes, *, threshold: float,
 def sense_scores(balanced: pd.DataFrame, pairs: Mapping[str, Sequence[str]],
                  attributes: Sequence[str]) -> pd.DataFrame:
     """SenseScore per attribute pair (g, ĝ): the source sentences written about g or ĝ, each
-    scored in its g version and its ĝ version; Eq. 6 over ``f(ĝ version) − f(g version)``."""
+    scored in its g version and its ĝ version; Eq. 6 over ``f(ĝ version) − f(g version)``.
+
+    ``sense_score_factual`` reads Eq. 6 literally instead: ``x`` is the version the sentence
+    was written in and ``x̂`` its counterfactual, so sentences about g count ``f(ĝ) − f(g)``
+    and sentences about ĝ count ``f(g) − f(ĝ)``. A model that favours one group then cancels
+    out across the two directions, which is why ``sense_score`` fixes the direction (both
+    are reported; docs/paper-protocols.md)."""
     from biasrepro.metrics.counterfactual import sense_score
 
     rows = []
@@ -110,7 +116,8 @@ def sense_scores(balanced: pd.DataFrame, pairs: Mapping[str, Sequence[str]],
                                aggfunc="first")
         row: dict[str, Any] = {"attribute": attribute, "g": g, "g_hat": g_hat,
                                "n_pairs": 0, "sense_score": math.nan,
-                               "mean_difference": math.nan, "note": ""}
+                               "mean_difference": math.nan,
+                               "sense_score_factual": math.nan, "note": ""}
         if g not in wide.columns or g_hat not in wide.columns:
             row["note"] = f"no sentence of the balanced set is about {g!r} and {g_hat!r}"
         else:
@@ -119,11 +126,15 @@ def sense_scores(balanced: pd.DataFrame, pairs: Mapping[str, Sequence[str]],
             if len(both):
                 row["sense_score"] = sense_score(both[g].to_numpy(), both[g_hat].to_numpy())
                 row["mean_difference"] = float(np.mean(both[g_hat] - both[g]))
+                source = sub.groupby("source_id")["source_identity"].first().loc[both.index]
+                sign = np.where(source.to_numpy() == g, 1.0, -1.0)
+                row["sense_score_factual"] = float(
+                    abs(np.mean(sign * (both[g_hat] - both[g]).to_numpy())))
             else:
                 row["note"] = "no source sentence has both versions"
         rows.append(row)
     return pd.DataFrame(rows, columns=["attribute", "g", "g_hat", "n_pairs", "sense_score",
-                                       "mean_difference", "note"])
+                                       "mean_difference", "sense_score_factual", "note"])
 
 
 def dataset_bias(train: pd.DataFrame, attributes: Attributes, *,
