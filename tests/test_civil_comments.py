@@ -8,10 +8,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fixtures.raw_data import IDENTITIES, civil_rows, write_civil_comments_csv, zip_member
+from fixtures.raw_data import (
+    IDENTITIES,
+    WILDS_EXTRA,
+    civil_rows,
+    write_civil_comments_csv,
+    zip_member,
+)
 
 from biasrepro.data import civil_comments
 from biasrepro.data.split import allocate
+from biasrepro.errors import ConfigError, DataError
 
 SETTINGS = {"split": {"train": 0.4, "validation": 0.3, "test": 0.3},
             "identity_threshold": 0.5, "toxicity_threshold": 0.5}
@@ -20,9 +27,10 @@ OUTPUTS = ("train.parquet", "validation.parquet", "test.parquet", "fairness_orig
 
 
 def _prepare(path: Path, out: Path, *, fmt: str = "csv", member: str | None = None,
-             seed: int = 7) -> tuple[dict[str, pd.DataFrame], dict]:
+             seed: int = 7, splits=None) -> tuple[dict[str, pd.DataFrame], dict]:
+    settings = SETTINGS if splits is None else {**SETTINGS, "splits": splits}
     civil_comments.prepare(path, fmt=fmt, member=member, identities=IDENTITIES,
-                           settings=SETTINGS, seed=seed, out_dir=out)
+                           settings=settings, seed=seed, out_dir=out)
     tables = {name.removesuffix(".parquet"): pd.read_parquet(out / name) for name in OUTPUTS}
     return tables, json.loads((out / "identity_stats.json").read_text())
 
@@ -173,3 +181,124 @@ def test_the_split_does_not_depend_on_the_row_order(kaggle, tmp_path):
     other, _ = _prepare(tmp_path / "shuffled.csv", tmp_path / "out")
     for s in SPLITS:
         assert set(other[s]["id"]) == set(tables[s]["id"])
+
+
+# -- the three routes to the data, and the source-split selection --------------------------
+
+#: each fixture row's source split: every third row validation or test, the rest train
+def _source_splits(rows: list[dict]) -> list[str]:
+    return [("train", "train", "validation", "train", "test")[i % 5] for i in range(len(rows))]
+
+
+def _write(fmt: str, directory: Path, rows: list[dict], splits: list[str]) -> tuple[Path, str]:
+    """The fixture file of ``fmt`` (its real header) and the member to read, if any."""
+    if fmt == "tfds":
+        csv = directory / "civil_comments.csv"
+        write_civil_comments_csv(csv, variant="tfds", rows=rows, splits=splits)
+        return zip_member(csv, directory / "civil_comments_v1.2.zip", "civil_comments.csv"), None
+    name = {"kaggle": "all_data.csv", "wilds": "all_data_with_identities.csv"}[fmt]
+    write_civil_comments_csv(directory / name, variant=fmt, rows=rows, splits=splits)
+    return directory / name, None
+
+
+def test_wilds_fixture_carries_its_header(tmp_path):
+    path, _ = _write("wilds", tmp_path, civil_rows(), ["train"] * len(civil_rows()))
+    header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[0] == "" and header[1:4] == ["id", "comment_text", "split"]
+    assert header[-len(WILDS_EXTRA):] == WILDS_EXTRA
+    assert "identity_annotator_count" in header
+
+
+@pytest.mark.parametrize("fmt", ["tfds", "kaggle", "wilds"])
+def test_each_format_reads_the_same_comments(kaggle, tmp_path, fmt):
+    """Every route gives the Kaggle CSV's tables (TFDS: by its own identity-label rule)."""
+    _, kaggle_tables, _ = kaggle
+    rows = civil_rows()
+    path, member = _write(fmt, tmp_path, rows, ["train"] * len(rows))
+    tables, stats = _prepare(path, tmp_path / "out", fmt=fmt, member=member)
+    assert stats["format"] == fmt
+    assert stats["source_splits"] == {"rows": {"train": stats["rows_read"], "validation": 0,
+                                               "test": 0},
+                                      "kept": ["train", "validation", "test"], "dropped": 0}
+    if fmt == "tfds":
+        assert stats["member"] == "civil_comments.csv"
+        kept = pd.concat([tables[s] for s in SPLITS])
+        expected = pd.concat([kaggle_tables[s] for s in SPLITS])
+        assert sorted(kept["id"]) == sorted(expected[expected[IDENTITIES].notna().all(axis=1)]
+                                            ["id"])
+        return
+    if fmt == "wilds":  # WILDS holds only the identity-annotated rows
+        assert stats["rows_read"] == sum(1 for r in rows if r["annotators"])
+    for s in SPLITS:
+        pd.testing.assert_frame_equal(tables[s], kaggle_tables[s])
+
+
+@pytest.mark.parametrize("fmt", ["tfds", "kaggle", "wilds"])
+def test_splits_train_keeps_only_the_source_train_split(tmp_path, fmt):
+    rows = civil_rows()
+    splits = _source_splits(rows)
+    path, member = _write(fmt, tmp_path, rows, splits)
+    tables, stats = _prepare(path, tmp_path / "train_only", fmt=fmt, member=member,
+                             splits=["train"])
+    kept = set(pd.concat([tables[s] for s in SPLITS])["id"])
+    train_ids = {r["id"] for r, s in zip(rows, splits, strict=True) if s == "train"}
+    assert kept <= train_ids
+    source = stats["source_splits"]
+    assert source["kept"] == ["train"]
+    in_file = [s for r, s in zip(rows, splits, strict=True) if fmt != "wilds" or r["annotators"]]
+    # Kaggle's all_data.csv has one test split: validation and test rows both read as test
+    expected = {s: in_file.count(s) for s in SPLITS}
+    if fmt == "kaggle":
+        expected = {"train": expected["train"], "validation": 0,
+                    "test": expected["validation"] + expected["test"]}
+    assert source["rows"] == expected
+    assert source["dropped"] == len(in_file) - expected["train"]
+    assert stats["rows_read"] == expected["train"]
+    every, _ = _prepare(path, tmp_path / "all", fmt=fmt, member=member, splits="all")
+    assert kept < set(pd.concat([every[s] for s in SPLITS])["id"])
+
+
+def test_kaggle_train_csv_is_all_train(tmp_path):
+    write_civil_comments_csv(tmp_path / "train.csv", variant="train")
+    header = (tmp_path / "train.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert "split" not in header and "target" in header and "toxicity" not in header
+    _, stats = _prepare(tmp_path / "train.csv", tmp_path / "out", fmt="kaggle",
+                        splits=["train"])
+    assert stats["source_splits"]["rows"]["train"] == stats["rows_read"]
+    with pytest.raises(DataError, match="no row of the source split"):
+        _prepare(tmp_path / "train.csv", tmp_path / "none", fmt="kaggle", splits=["test"])
+    assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
+
+
+def test_unknown_split_value_names_file_row_and_column_and_writes_nothing(kaggle, tmp_path):
+    root, _, _ = kaggle
+    rows = civil_rows()
+    splits = _source_splits(rows)
+    path, _ = _write("wilds", tmp_path, rows, splits)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[5] = lines[5].replace(",val,", ",dev,").replace(",train,", ",dev,").replace(
+        ",test,", ",dev,")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(DataError) as e:
+        _prepare(path, out, fmt="wilds")
+    assert e.value.row == 5 and e.value.column == "split" and str(path) in str(e.value)
+    assert "'dev'" in str(e.value)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_split_selection_needs_a_format_that_knows_its_splits(kaggle, tmp_path):
+    root, _, _ = kaggle
+    with pytest.raises(ConfigError, match="no known split column"):
+        _prepare(root / "all_data.csv", tmp_path / "out", splits=["train"])
+    with pytest.raises(ConfigError, match="'dev' is not one of"):
+        _prepare(root / "all_data.csv", tmp_path / "out", fmt="kaggle", splits=["dev"])
+    with pytest.raises(ConfigError, match="must be one of"):
+        _prepare(root / "all_data.csv", tmp_path / "out", fmt="parquet")
+
+
+def test_missing_split_column_is_refused(tmp_path):
+    write_civil_comments_csv(tmp_path / "train.csv", variant="train")
+    with pytest.raises(DataError, match="missing required column") as e:
+        _prepare(tmp_path / "train.csv", tmp_path / "out", fmt="wilds")
+    assert e.value.column == "split"

@@ -66,9 +66,14 @@ def _toxicity(d: Path) -> Path:
     return d / "report.json"
 
 
+#: bert-tiny's baseline ROC-AUC on each scored set (distinct, so a wrong set shows)
+AUCS = {"test": 0.9, "validation": 0.88, "fairness-original": 0.7, "fairness-balanced": 0.8}
+
+
 def _classification(path: Path) -> Path:
-    path.write_text(json.dumps([{"task": "toxicity", "model": "bert-tiny",
-                                 "method": "baseline", "roc_auc": 0.9}]), encoding="utf-8")
+    path.write_text(json.dumps([{"task": "toxicity", "model": "bert-tiny", "method": "baseline",
+                                 "set": name, "roc_auc": auc} for name, auc in AUCS.items()]),
+                    encoding="utf-8")
     return path
 
 
@@ -102,13 +107,44 @@ def test_cells_hold_ours_published_and_the_difference(tmp_path: Path) -> None:
     assert "| Gender / BERT / Balanced | 0.020 / 0.008 (+0.012) |" in md
     assert "BERT → bert-tiny (embedded stand-in)" in md
     auc = _rows(tmp_path / "out" / "toxicity-table5.csv")[("gender/bert/baseline", "AUC")]
-    assert float(auc["difference"]) == pytest.approx(0.9 - 0.830)
+    assert float(auc["difference"]) == pytest.approx(0.8 - 0.830)
     # Table 10: all three gaps of upstream-sentDebias-gender are below the baseline's
     t10 = _rows(tmp_path / "out" / "toxicity-table10.csv")
     flag = t10[("upstream-sentDebias", "bert/gender")]
     assert (flag["ours"], flag["published"], flag["difference"]) == ("1", "0", "1")
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
     assert all(f"[{tid}]({tid}.md)" in index for tid in pt.TABLE_IDS)
+
+
+def test_each_auc_is_compared_on_the_set_its_table_says(tmp_path: Path) -> None:
+    """§4.2's AUCs against the test split, Tables 5-8's against the balanced fairness set,
+    and each table's notes name the set."""
+    assert _run(tmp_path, tmp_path / "out").returncode == 0
+    out = tmp_path / "out"
+    text = _rows(out / "toxicity-text-auc.csv")[("bert/baseline", "AUC")]
+    assert float(text["ours"]) == AUCS["test"] and "the test split" in text["our_note"]
+    for n in (5, 6, 7, 8):
+        cell = _rows(out / f"toxicity-table{n}.csv")[("gender/bert/baseline", "AUC")]
+        assert float(cell["ours"]) == AUCS["fairness-balanced"]
+        assert "the balanced fairness set" in cell["our_note"]
+        assert "ROC-AUC on the balanced fairness set" in \
+            (out / f"toxicity-table{n}.md").read_text(encoding="utf-8")
+
+
+def test_sst_aucs_are_compared_on_the_sst_fairness_set(tmp_path: Path) -> None:
+    settings = {**SETTINGS, "methods.tasks": {**SETTINGS["methods.tasks"],
+                                              "sentiment": ["baseline", "imdb-gendered"]}}
+    records = [{"task": "sentiment", "model": "bert-tiny", "method": "imdb-gendered",
+                "set": name, "roc_auc": auc} for name, auc in AUCS.items()]
+    (tmp_path / "c.json").write_text(json.dumps(records), encoding="utf-8")
+    proc = _cli("--published", str(PUBLISHED), "--classification", str(tmp_path / "c.json"),
+                "--settings", json.dumps(settings), "--out-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    rows = _rows(tmp_path / "out" / "toxicity-appendix-sentiment.csv")
+    sst = rows[("model/bert/imdb-gendered", "AUC/sst-original")]
+    assert (float(sst["ours"]), sst["published"]) == (AUCS["fairness-original"], "0.860")
+    assert "SST sentiment-fairness set" in sst["our_note"]
+    assert float(rows[("model/bert/imdb-gendered", "AUC")]["ours"]) == AUCS["test"]
 
 
 def test_cells_we_cannot_produce_say_why(tmp_path: Path) -> None:
@@ -142,7 +178,7 @@ def test_the_papers_checkpoint_is_not_a_stand_in() -> None:
     settings = {**SETTINGS, "models.registry": {"bert-tiny": {
         "source": "hub", "architecture": "bert", "id": "google-bert/bert-base-uncased"}}}
     res = pt.Results(settings=settings, classification={("toxicity", "bert-tiny",
-                                                         "baseline"): 0.91})
+                                                         "baseline", "test"): 0.91})
     cell = next(c for c in pt.read_published(PUBLISHED) if c.table_id == "toxicity-text-auc"
                 and c.row == "bert/baseline")
     ours = pt.resolve(cell, res)
@@ -316,6 +352,10 @@ def test_typed_values_appear_where_the_source_says() -> None:
     for c in cells:
         if c.table_id in ("toxicity-text-auc", "toxicity-text-metric-correlations"):
             assert re.search(rf"(?<![\d.]){re.escape(c.text)}(?!\d)", text), c.source
+    sst = next(x for x in lines if "predict the labels of the SST-sentiment-fairness" in x)
+    assert tuple(c.text for c in cells if c.column == "AUC/sst-original") == \
+        re.findall(r"AUC scores of (0\.\d+) for AlBERT-base, (0\.\d+) for BERT-base, and "
+                   r"(0\.\d+) for RoBERTA-base", sst)[0] == ("0.865", "0.860", "0.878")
     for printed in ("5795", "6118.5", "443,046", "382,212", "841,814", "55,476", "3,716",
                     "6,046", "0.309", "0.899", "0.0005", "9,790"):
         assert printed in text

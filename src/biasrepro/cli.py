@@ -319,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--input", nargs="+", required=True,
                     help="raw file, or train=PATH test=PATH for split formats")
     pr.add_argument("--format", default=None,
-                    help="imdb: aclimdb_tar|hf_parquet|tsv; civil-comments: csv|zip; sst: csv")
+                    help="imdb: aclimdb_tar|hf_parquet|tsv; civil-comments: "
+                    "tfds|kaggle|wilds|csv|zip; sst: csv")
     pr.add_argument("--member", default=None, help="CSV member name inside a zip archive")
     pr.add_argument("--settings", type=_settings, default={},
                     help="civil-comments: keys seed, identities, preprocess.civil_comments")
@@ -386,12 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, required=True)
     ev.set_defaults(func=_evaluate)
 
-    mt = sub.add_parser("metrics-table", help="test metrics of many runs as one table",
+    mt = sub.add_parser("metrics-table", help="classification metrics of many runs and "
+                        "sets as one table",
                         description="Accuracy, ROC-AUC and F1 of every "
-                        "results/predictions/TASK/MODEL/METHOD/test.parquet (as `evaluate` "
+                        "results/predictions/TASK/MODEL/METHOD/SET.parquet (SET: test, "
+                        "validation, fairness-original, fairness-balanced; as `evaluate` "
                         "computes them) in one JSON and one Markdown table.")
     mt.add_argument("--inputs", nargs="+", type=Path, required=True,
-                    help="test-set predictions (label, prob) from `predict`")
+                    help="predictions (label, prob) from `predict`")
     mt.add_argument("--out-json", type=Path, required=True)
     mt.add_argument("--out-md", type=Path, required=True)
     mt.set_defaults(func=_metrics_table)

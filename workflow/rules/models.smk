@@ -84,9 +84,23 @@ for _task in TASK_METHODS:
             " --out-dir {output:q} > {log:q} 2>&1"
 
 
+# The sets every model of a task scores (file stem -> data): the test split, the validation
+# split where the task's data has one, and both fairness sets. The toxicity paper's two sets
+# of baseline AUCs (§4.2; Tables 5-8) come from different sets, so each is measured.
+SCORED_SETS = {
+    task: {
+        "test": data["test"],
+        **({"validation": data["validation"]} if "validation" in data else {}),
+        "fairness-original": f"results/{task}/fairness/original.parquet",
+        "fairness-balanced": f"results/{task}/fairness/balanced.parquet",
+    }
+    for task, data in TASK_DATA.items()
+}
+
+
 # One scoring job per task and model: each method's fine-tuned model is loaded in turn and
-# scores the task's test split and both fairness sets in one pass (a text in several of them
-# is scored once), as it would alone; one process spares the start-up of one per method.
+# scores the task's SCORED_SETS in one pass (a text in several of them is scored once), as
+# it would alone; one process spares the start-up of one per method.
 for _task, _methods in TASK_METHODS.items():
 
     rule:
@@ -94,15 +108,13 @@ for _task, _methods in TASK_METHODS.items():
             f"predict_{_task}"
         input:
             models=expand("results/models/{task}/{{model}}/{method}", task=_task, method=_methods),
-            data=TASK_DATA[_task]["test"],
-            original=f"results/{_task}/fairness/original.parquet",
-            balanced=f"results/{_task}/fairness/balanced.parquet",
+            sets=list(SCORED_SETS[_task].values()),
         output:
             expand(
                 "results/predictions/{task}/{{model}}/{method}/{name}.parquet",
                 task=_task,
                 method=_methods,
-                name=["test", "fairness-original", "fairness-balanced"],
+                name=list(SCORED_SETS[_task]),
             ),
         log:
             f"logs/predict_{_task}/{{model}}.log",
@@ -114,14 +126,21 @@ for _task, _methods in TASK_METHODS.items():
             CONDA_ENV
         shell:
             "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
-            " --input {input.data:q} {input.original:q} {input.balanced:q}"
+            " --input {input.sets:q}"
             " --out {output:q} > {log:q} 2>&1"
 
 
 rule model_metrics:
-    """Accuracy, ROC-AUC and F1 of every task × model × method's test predictions, one table."""
+    """Accuracy, ROC-AUC and F1 of every task × model × method on each of its scored sets."""
     input:
-        task_jobs("results/predictions/{task}/{model}/{method}/test.parquet"),
+        [
+            path
+            for task, sets in SCORED_SETS.items()
+            for name in sets
+            for path in task_jobs(
+                "results/predictions/{task}/{model}/{method}/" + name + ".parquet", [task]
+            )
+        ],
     output:
         json="results/metrics/classification.json",
         md="results/metrics/classification.md",

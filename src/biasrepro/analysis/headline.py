@@ -3,7 +3,7 @@
 One file, ``results/metrics.json``, so two runs (two commits, two datasets, two configs)
 compare key by key. Each section is present only when its study ran:
 
-- ``classification``: accuracy, ROC-AUC and F1 per task, model and method;
+- ``classification``: accuracy, ROC-AUC and F1 per task, model and method (test split);
 - ``fairness``: per task, model and method, the balanced-set FPR/TPR/AUC gaps (Eqs. 1-3)
   and SenseScore (Eq. 6) per attribute;
 - ``biasfinder``: BTC rate per sentiment model, method and characteristic (Table 4);
@@ -63,6 +63,8 @@ def classification(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, r in enumerate(rows, start=1):
         try:
+            if r.get("set", "test") != "test":  # the headline keeps the test split's
+                continue
             node = out.setdefault(r["task"], {}).setdefault(r["model"], {})
             node[r["method"]] = {k: r[k] for k in ("accuracy", "roc_auc", "f1")}
         except (KeyError, TypeError):

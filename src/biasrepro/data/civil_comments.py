@@ -1,11 +1,24 @@
 """Civil Comments with identity labels, prepared as the toxicity paper §4.1 describes.
 
-Input: a CSV with the Kaggle "Jigsaw Unintended Bias" columns (``all_data.csv``,
-``train.csv``), the WILDS CSV or the TFDS ``civil_comments.csv``, given as a file
-(``fmt="csv"``) or read straight out of a zip archive (``fmt="zip"``, e.g. the TFDS
-``civil_comments_v1.2.zip`` with member ``civil_comments.csv``). The text is read from
-``comment_text`` (or ``text``), the toxicity from ``toxicity`` (or ``target``, Kaggle
-``train.csv``); every configured identity column and ``id`` must be present.
+Input: one of three public routes to the data, each a ``fmt`` (:data:`FORMATS`), or a
+generic CSV with the same columns (``csv``, or ``zip`` with a ``member``):
+
+* ``tfds``: the TFDS archive ``civil_comments_v1.2.zip``, member ``civil_comments.csv``;
+  its ``split`` column holds Kaggle's ``train``, ``test_public`` and ``test_private`` (TFDS
+  names them train, validation and test);
+* ``kaggle``: Kaggle's ``all_data.csv`` (``split``: ``train``/``test``) or ``train.csv``
+  (no ``split`` column: every row is ``train``; toxicity in ``target``);
+* ``wilds``: WILDS' ``all_data_with_identities.csv``, Kaggle's identity-annotated rows with
+  a pandas index as first column and WILDS' own ``split`` (``train``/``val``/``test``; its
+  validation and most of its test split are articles taken from Kaggle's train split).
+
+The text is read from ``comment_text`` (or ``text``), the toxicity from ``toxicity`` (or
+``target``); every configured identity column and ``id`` must be present; other columns are
+ignored. ``settings["splits"]`` (``preprocess.civil_comments.splits``) keeps only the rows of
+the listed source splits (``train``, ``validation``, ``test``); absent, ``null`` or ``all``
+keeps every row. The toxicity paper's 400K identity-annotated rows (§4.1) are the size of
+Kaggle's train split alone (TFDS ``CivilCommentsIdentities`` train: 405,130 rows; all three
+splits: 448,000).
 
 Steps, as in §4.1:
 
@@ -35,7 +48,8 @@ import logging
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -66,6 +80,42 @@ SPLITS = ("train", "validation", "test")
 TEXT_ALIASES = ("comment_text", "text")
 TOXICITY_ALIASES = ("toxicity", "target")
 ANNOTATORS = "identity_annotator_count"
+SPLIT_COLUMN = "split"
+#: source split names kept by ``preprocess.civil_comments.splits``
+SOURCE_SPLITS = ("train", "validation", "test")
+
+
+@dataclass(frozen=True)
+class Format:
+    """How one route to Civil Comments is read.
+
+    ``archive``: read a ``member`` out of a zip (``default_member`` when none is given);
+    ``splits``: the source's ``split`` values mapped to :data:`SOURCE_SPLITS` (``None``: the
+    format has no known split column); ``split_optional``: a file without a ``split``
+    column is all ``train`` (Kaggle ``train.csv``).
+    """
+
+    archive: bool
+    splits: Mapping[str, str] | None = None
+    split_optional: bool = False
+    default_member: str | None = None
+
+
+#: the routes to the data; headers: Kaggle's data page, TFDS ``civil_comments.py``
+#: (which filters ``split`` on train/test_public/test_private), WILDS
+#: ``augment_identities_and_split.py`` (Kaggle ``all_data.csv`` rows with
+#: ``identity_annotator_count > 0``, aggregate columns added, written with its index)
+FORMATS: dict[str, Format] = {
+    "csv": Format(archive=False),
+    "zip": Format(archive=True),
+    "tfds": Format(archive=True, default_member="civil_comments.csv",
+                   splits={"train": "train", "test_public": "validation",
+                           "test_private": "test"}),
+    "kaggle": Format(archive=False, splits={"train": "train", "test": "test"},
+                     split_optional=True),
+    "wilds": Format(archive=False, splits={"train": "train", "val": "validation",
+                                           "test": "test"}),
+}
 
 Opener = Callable[[], IO[bytes]]
 
@@ -91,11 +141,15 @@ def prepare(
                                                  "identity_stats.json"]
     with atomic_outputs(*(out_dir / n for n in names)) as tmp:
         raw, counted, file = _load(path, fmt, member, identities)
+        raw, source = _select_splits(raw, file, fmt, settings.get("splits"))
         tables, fairness, stats = _build(raw, counted, file, identities, settings, seed)
+        if source is not None:
+            stats = {"source_splits": source, **stats}
         for s, p in zip(SPLITS, tmp[:3], strict=True):
             write_parquet(tables[s], p)
         write_parquet(fairness, tmp[3])
-        write_json({"format": fmt, "member": member, **stats}, tmp[4])
+        write_json({"format": fmt, "member": member or FORMATS[fmt].default_member, **stats},
+                   tmp[4])
     log.info("civil comments: %s; fairness subset %d rows; %.1f s",
              ", ".join(f"{s} {len(t)}" for s, t in tables.items()), len(fairness),
              time.perf_counter() - start)
@@ -105,20 +159,70 @@ def _load(path: Path, fmt: str, member: str | None,
           identities: Sequence[str]) -> tuple[pd.DataFrame, bool, str]:
     """The validated table, whether it counts identity annotators, and its name for messages."""
     start = time.perf_counter()
+    spec = FORMATS.get(fmt)
+    if spec is None:
+        raise ConfigError(f"civil-comments --format must be one of {', '.join(FORMATS)}, "
+                          f"got {fmt!r}")
     require_file(path)
-    if fmt == "csv":
+    split_column = SPLIT_COLUMN if spec.splits is not None else None
+    if not spec.archive:
         file = str(path)
-        raw, counted = _read(lambda: open(path, "rb"), file, identities)
-    elif fmt == "zip":
+        raw, counted = _read(lambda: open(path, "rb"), file, identities, split_column,
+                             spec.split_optional)
+    else:
+        member = member or spec.default_member
         if not member:
-            raise ConfigError("civil-comments format zip needs --member (the CSV inside)")
+            raise ConfigError(f"civil-comments format {fmt} needs --member (the CSV inside)")
         file = f"{path}:{member}"
         with _open_zip(path, member) as archive:
-            raw, counted = _read(lambda: archive.open(member), file, identities)
-    else:
-        raise ConfigError(f"civil-comments --format must be csv or zip, got {fmt!r}")
+            raw, counted = _read(lambda: archive.open(member), file, identities, split_column,
+                                 spec.split_optional)
     log.info("read %d rows from %s in %.1f s", len(raw), file, time.perf_counter() - start)
     return raw, counted, file
+
+
+def _select_splits(raw: pd.DataFrame, file: str, fmt: str,
+                   keep: Sequence[str] | str | None) -> tuple[pd.DataFrame, dict | None]:
+    """The rows of the source splits in ``keep``, and their counts (``None`` for a format
+    without a split column and ``keep`` all).
+
+    The source's split values are mapped to :data:`SOURCE_SPLITS`; an unknown value is refused
+    with its row, as is a selection the format cannot make.
+    """
+    spec = FORMATS[fmt]
+    every = keep is None or keep == "all"
+    if not every:
+        if isinstance(keep, str) or not keep:
+            raise ConfigError("preprocess.civil_comments.splits: 'all' or a non-empty list "
+                              f"of {', '.join(SOURCE_SPLITS)}, got {keep!r}")
+        unknown = [s for s in keep if s not in SOURCE_SPLITS]
+        if unknown:
+            raise ConfigError(f"preprocess.civil_comments.splits: {unknown[0]!r} is not one "
+                              f"of {', '.join(SOURCE_SPLITS)}")
+        if spec.splits is None:
+            raise ConfigError(f"preprocess.civil_comments.splits: format {fmt!r} has no known "
+                              "split column; use tfds, kaggle or wilds, or keep 'all'")
+    if spec.splits is None:
+        return raw, None
+    if SPLIT_COLUMN in raw:
+        values = raw[SPLIT_COLUMN].fillna("").str.strip()
+        known = values.isin(list(spec.splits))
+        reject_rows(~known, raw[SPLIT_COLUMN], f"unknown {fmt} split value (expected one of "
+                    f"{', '.join(spec.splits)})", file=file, column=SPLIT_COLUMN)
+        source = values.map(spec.splits)
+        raw = raw.drop(columns=SPLIT_COLUMN)
+    else:
+        source = pd.Series("train", index=raw.index)
+    counts = {s: int((source == s).sum()) for s in SOURCE_SPLITS}
+    kept = list(SOURCE_SPLITS) if every else [s for s in SOURCE_SPLITS if s in keep]
+    mask = source.isin(kept)
+    log.info("source splits %s: keeping %s (%d of %d rows)", counts, ", ".join(kept),
+             int(mask.sum()), len(raw))
+    if not mask.any():
+        raise DataError(f"no row of the source split(s) {', '.join(kept)}", file=file,
+                        column=SPLIT_COLUMN)
+    stats = {"rows": counts, "kept": kept, "dropped": len(raw) - int(mask.sum())}
+    return raw[mask].copy(), stats
 
 
 def _build(
@@ -183,10 +287,12 @@ def _open_zip(path: Path, member: str) -> zipfile.ZipFile:
     return archive
 
 
-def _read(opener: Opener, file: str, identities: Sequence[str]) -> tuple[pd.DataFrame, bool]:
+def _read(opener: Opener, file: str, identities: Sequence[str], split_column: str | None = None,
+          split_optional: bool = False) -> tuple[pd.DataFrame, bool]:
     """The needed columns of the CSV, validated, and whether it has identity_annotator_count.
 
-    The table's index holds the 1-based data row numbers.
+    ``split_column`` is read too (as text) when given; it must be there unless
+    ``split_optional``. The table's index holds the 1-based data row numbers.
     """
     try:
         with opener() as stream:
@@ -198,9 +304,13 @@ def _read(opener: Opener, file: str, identities: Sequence[str]) -> tuple[pd.Data
     check_delimiter(header, file=file, delimiter=",", row=None)
     text_col = next((c for c in TEXT_ALIASES if c in header), TEXT_ALIASES[0])
     tox_col = next((c for c in TOXICITY_ALIASES if c in header), TOXICITY_ALIASES[0])
-    require_columns(header, ["id", text_col, tox_col, *identities], file=file)
+    split = split_column if split_column and (split_column in header
+                                              or not split_optional) else None
+    require_columns(header, ["id", text_col, tox_col, *identities, *([split] if split else [])],
+                    file=file)
     numbers = [tox_col, *identities, *([ANNOTATORS] if ANNOTATORS in header else [])]
-    types = {"id": pa.string(), text_col: pa.string(), **{c: pa.float64() for c in numbers}}
+    types = {"id": pa.string(), text_col: pa.string(), **{c: pa.float64() for c in numbers},
+             **({split: pa.string()} if split else {})}
     try:
         with opener() as stream:
             table = pacsv.read_csv(
