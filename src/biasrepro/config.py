@@ -28,7 +28,7 @@ WORLD_SECTION = {"imdb": "reviews", "civil_comments": "comments", "sst": "sst"}
 #: the raw formats each dataset's loader understands
 DATASET_FORMATS = {
     "imdb": ("aclimdb_tar", "hf_parquet", "tsv"),
-    "civil_comments": ("csv", "zip"),
+    "civil_comments": ("csv", "zip", "tfds", "kaggle", "wilds"),
     "sst": ("csv",),
     # representation bias and SentenceDebias (issue 6); on the world they are built from
     # models.embedded.stereotypes
