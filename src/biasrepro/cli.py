@@ -115,9 +115,13 @@ def _world(args: argparse.Namespace) -> None:
 
 
 def _download(args: argparse.Namespace) -> None:
-    from biasrepro.data.download import fetch
+    from biasrepro.data.download import EXPECT_BY_FORMAT, fetch
 
-    fetch(args.url, sha256=args.sha256, out=args.out, size=args.size)
+    if args.sha256 is None and args.git_blob is None:
+        raise ConfigError("download: give --sha256 (or 'unpinned') and/or --git-blob")
+    fetch(args.url, sha256=args.sha256, git_blob=args.git_blob, out=args.out, size=args.size,
+          min_size=args.min_size, expect=EXPECT_BY_FORMAT.get(args.format or ""),
+          allow_unpinned=args.allow_unpinned, **({"lock": args.lock} if args.lock else {}))
 
 
 def _prepare(args: argparse.Namespace) -> None:
@@ -303,12 +307,26 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out-dir", type=Path, required=True)
     w.set_defaults(func=_world)
 
-    d = sub.add_parser("download", help="download a file and verify its sha256",
+    d = sub.add_parser("download", help="download a file and verify it",
                        description="Download URL to OUT; refuse (and delete) anything "
-                       "truncated or not matching the pinned sha256.")
+                       "truncated, an HTML page, or not matching the pinned sha256 or git "
+                       "blob id. A file pinned by neither is pinned by the lock file, where "
+                       "its first download (only with --allow-unpinned) records it.")
     d.add_argument("--url", required=True)
-    d.add_argument("--sha256", required=True)
+    d.add_argument("--sha256", default=None, help="64 hex digits, or 'unpinned'")
+    d.add_argument("--git-blob", default=None,
+                   help="the file's git object id (40 hex digits: sha1 of 'blob SIZE\\0' + "
+                   "bytes), as a repository's tree lists it")
     d.add_argument("--size", type=int, default=None, help="expected size in bytes")
+    d.add_argument("--min-size", type=int, default=None,
+                   help="smallest plausible size in bytes (catches error pages)")
+    d.add_argument("--format", default=None,
+                   help="the dataset format (txt, csv, json, zip, ...): what the bytes must "
+                   "look like")
+    d.add_argument("--lock", type=Path, default=None,
+                   help="the downloads lock file (default: config/downloads.lock)")
+    d.add_argument("--allow-unpinned", action="store_true",
+                   help="download a file nothing pins and record it in the lock")
     d.add_argument("--out", type=Path, required=True)
     d.set_defaults(func=_download)
 

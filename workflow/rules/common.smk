@@ -244,9 +244,12 @@ def download_settings(wildcards):
 
 def download_command(wildcards):
     f = download_spec(wildcards)
-    args = ["--url", f["url"], "--sha256", f["sha256"]]
-    if "size" in f:
-        args += ["--size", str(f["size"])]
+    args = ["--url", f["url"]]
+    for key in ("sha256", "git_blob", "size", "min_size"):
+        if key in f:
+            args += ["--" + key.replace("_", "-"), str(f[key])]
+    if "format" in config["datasets"][wildcards.dataset]:
+        args += ["--format", config["datasets"][wildcards.dataset]["format"]]
     return shlex.join(args)
 
 
