@@ -249,3 +249,103 @@ def test_bad_training_sets_are_refused(swapper: Swapper) -> None:
     with pytest.raises(DataError, match="column 'gender': missing required column"):
         perturbed_training_set(TRAIN, swapper, ATTRIBUTES, identities=IDENTITIES,
                                identity_threshold=0.5, identity_column="gender")
+
+
+# -- which rows are perturbed (perturbation.select) ------------------------------------------
+
+#: (text, label, labels, how many of it): every kind of row the selections tell apart
+KINDS = {
+    "black_only": ("black people are tired of this .", 1, {"black": 0.8}, 5),
+    "black_white": ("black and white neighbours agree .", 0, {"black": 0.7, "white": 0.6}, 3),
+    "female_only": ("my wife and i agree .", 0, {"female": 0.9}, 4),
+    "muslim_unlabelled": ("the muslim shop opens late .", 0, {}, 6),
+    "asian_no_term": ("they vote too .", 1, {"asian": 0.7}, 2),
+    "none": ("nothing about anyone .", 0, {}, 7),
+}
+#: counterfactuals per row of each kind: an attribute of m groups gives m - 1 per row about
+#: one group and m per row about several (every group gets one); gender's full swap gives 1
+PER_ROW = {
+    "single_identity": {"black_only": 2, "female_only": 1},
+    "identity_label": {"black_only": 2, "black_white": 3, "female_only": 1},
+    "identity_term": {"black_only": 2, "black_white": 3, "female_only": 1,
+                      "muslim_unlabelled": 2},
+}
+
+
+def _synthetic() -> pd.DataFrame:
+    rows = [(f"{kind}{i}", *spec[:3], kind) for kind, spec in KINDS.items()
+            for i in range(spec[3])]
+    members = [[g for g in IDENTITIES if labels.get(g, 0.0) >= 0.5] for _, _, _, labels, _ in rows]
+    return pd.DataFrame({
+        "id": [r[0] for r in rows], "text": [r[1] for r in rows],
+        "label": [r[2] for r in rows],
+        **{g: [r[3].get(g, 0.0) for r in rows] for g in IDENTITIES},
+        "signature": ["+".join(sorted(m)) or "none" for m in members],
+    })
+
+
+@pytest.mark.parametrize("select", ["single_identity", "identity_label", "identity_term"])
+def test_perturbed_size_is_the_arithmetic_of_the_selection(swapper: Swapper, select) -> None:
+    train = _synthetic()
+    out, stats = perturbed_training_set(train, swapper, ATTRIBUTES, identities=IDENTITIES,
+                                        identity_threshold=0.5, select=select)
+    expected = sum(KINDS[k][3] * n for k, n in PER_ROW[select].items())
+    assert len(out) == len(train) + expected
+    assert sum(stats["counterfactuals"].values()) == expected
+    assert out["is_counterfactual"].sum() == expected
+    assert out["source_id"].value_counts().to_dict() == {
+        i: 1 + PER_ROW[select].get(i.rstrip("0123456789"), 0) for i in train["id"]}
+    if select != "single_identity":
+        assert stats["select"] == select
+        assert stats["no_identity_term"]["asian"] == (2 if select == "identity_label" else 0)
+    else:
+        assert "select" not in stats      # the embedded default's statistics are unchanged
+
+
+def test_single_identity_selection_is_the_default_and_unchanged(swapper: Swapper) -> None:
+    default, stats = perturbed_training_set(TRAIN, swapper, ATTRIBUTES, identities=IDENTITIES,
+                                            identity_threshold=0.5)
+    named, named_stats = perturbed_training_set(TRAIN, swapper, ATTRIBUTES,
+                                                identities=IDENTITIES, identity_threshold=0.5,
+                                                select="single_identity")
+    pd.testing.assert_frame_equal(default, named)
+    assert stats == named_stats
+
+
+def test_a_row_about_two_groups_gets_one_counterfactual_per_group(swapper: Swapper) -> None:
+    out, _ = perturbed_training_set(_synthetic(), swapper, ATTRIBUTES, identities=IDENTITIES,
+                                    identity_threshold=0.5, select="identity_label")
+    cfs = out[out["source_id"] == "black_white0"].set_index("id")
+    assert cfs["text"].to_dict() == {
+        "black_white0": "black and white neighbours agree .",
+        "black_white0>black": "black and black neighbours agree .",
+        "black_white0>asian": "asian and asian neighbours agree .",
+        "black_white0>white": "white and white neighbours agree .",
+    }
+    asian = cfs.loc["black_white0>asian"]
+    assert (asian["asian"], asian["black"], asian["white"], asian["signature"]) == (
+        0.7, 0.0, 0.0, "asian")
+    black = cfs.loc["black_white0>black"]
+    assert (black["black"], black["white"], black["signature"]) == (0.7, 0.0, "black")
+
+
+def test_unlabelled_mentions_are_perturbed_only_by_term(swapper: Swapper) -> None:
+    out, stats = perturbed_training_set(_synthetic(), swapper, ATTRIBUTES,
+                                        identities=IDENTITIES, identity_threshold=0.5,
+                                        select="identity_term")
+    cfs = out[out["source_id"] == "muslim_unlabelled0"]["text"].tolist()
+    assert cfs == ["the muslim shop opens late .", "the jewish shop opens late .",
+                   "the christian shop opens late ."]
+    assert stats["selected"]["religion"] == KINDS["muslim_unlabelled"][3]
+
+
+def test_a_gender_column_table_refuses_other_selections(gender_swapper: Swapper) -> None:
+    imdb = pd.DataFrame({"id": ["r1"], "text": ["She was fine ."], "label": [1],
+                         "gender": ["female"]})
+    with pytest.raises(ConfigError, match="perturbation.select"):
+        perturbed_training_set(imdb, gender_swapper, GENDER_ONLY, identities=IDENTITIES,
+                               identity_threshold=0.5, identity_column="gender",
+                               select="identity_term")
+    with pytest.raises(ConfigError, match="is not one of"):
+        perturbed_training_set(TRAIN, gender_swapper, GENDER_ONLY, identities=IDENTITIES,
+                               identity_threshold=0.5, select="everything")

@@ -286,3 +286,54 @@ def test_more_texts_than_one_model_batch(masked_lm: Path) -> None:
     out = make_augmenter(CONTEXTUAL, model_dir=str(masked_lm), seed=0, protected=PROTECTED)(texts)
     assert len(out) == len(texts) and all(out)
     assert sum(o != t for o, t in zip(out, texts, strict=True)) > len(texts) * 0.9
+
+
+def test_identity_label_groups_count_rows_about_two_groups_in_both() -> None:
+    """select identity_label: the female+male row is in both groups, so each group's size is
+    its labelled rows and k = needed(n, p); a synthetic copy of that row raises both."""
+    train = _train()
+    labelled = {g: (train[g] >= 0.5).to_numpy() for g in IDENTITIES}
+    sizes = {g: (int(m.sum()), int(train["label"][m].sum())) for g, m in labelled.items()}
+    assert sizes == {"female": (7, 2), "male": (5, 3), "muslim": (5, 2)}
+    out, stats = restratify(train, identities=IDENTITIES, augment=lambda ts: [t + " indeed"
+                                                                              for t in ts],
+                            target_ratio=0.5, seed=0, protected_words=PROTECTED,
+                            select="identity_label", identity_threshold=0.5)
+    k = {g: needed(n, p, 0.5) for g, (n, p) in sizes.items()}
+    assert k == {"female": 3, "male": 0, "muslim": 1}
+    assert len(out) == len(train) + sum(k.values())
+    assert stats["select"] == "identity_label"
+    synth = out[out["is_synthetic"]]
+    for g in IDENTITIES:
+        assert stats["groups"][g]["synthetic"] == k[g]
+        members = out[(out[g] >= 0.5).fillna(False)]
+        assert stats["groups"][g]["after"] == {
+            "n": len(members), "n_positive": int(members["label"].sum()),
+            "positive_ratio": members["label"].mean()}
+    # a female synthetic copy of the female+male row, if drawn, is counted for male as well
+    both = synth["source_id"] == "c015"
+    assert stats["groups"]["male"]["after"]["n"] == 5 + int(both.sum())
+    single, single_stats = restratify(train, identities=IDENTITIES,
+                                      augment=lambda ts: [t + " indeed" for t in ts],
+                                      target_ratio=0.5, seed=0, protected_words=PROTECTED)
+    assert "select" not in single_stats
+    assert [single_stats["groups"][g]["synthetic"] for g in IDENTITIES] == [
+        needed(6, 1, 0.5), needed(4, 2, 0.5), needed(5, 2, 0.5)]
+
+
+def test_restratify_selection_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="is not one of"):
+        restratify(_train(), identities=IDENTITIES, augment=lambda ts: ts, target_ratio=0.5,
+                   seed=0, select="identity_term")
+    with pytest.raises(ConfigError, match="needs the identity threshold"):
+        restratify(_train(), identities=IDENTITIES, augment=lambda ts: ts, target_ratio=0.5,
+                   seed=0, select="identity_label")
+
+
+def test_aug_max_reaches_nlpaug_and_is_recorded_only_when_set() -> None:
+    capped = make_augmenter({**RANDOM, "aug_max": 10}, model_dir=None, seed=0)
+    assert capped._aug.aug_max == 10 and capped.settings["aug_max"] == 10
+    free = make_augmenter(RANDOM, model_dir=None, seed=0)
+    assert free._aug.aug_max is None and "aug_max" not in free.settings
+    with pytest.raises(ConfigError, match="aug_max"):
+        make_augmenter({**RANDOM, "aug_max": 0}, model_dir=None, seed=0)

@@ -308,7 +308,8 @@ def perturb_inputs(wildcards):
 
 def perturb_settings(wildcards):
     return settings("identities", "attributes", "preprocess.civil_comments.identity_threshold",
-                    "perturbation.spacy_model", f"fairness.attributes.{wildcards.task}")
+                    "perturbation.spacy_model", "perturbation.select",
+                    f"fairness.attributes.{wildcards.task}")
 
 
 def restratify_inputs(wildcards):
@@ -324,7 +325,8 @@ def restratify_inputs(wildcards):
 
 def restratify_settings(wildcards):
     model = PERTURBATION["restratify"].get("model")
-    keys = ["seed", "identities", "attributes", "perturbation.restratify"]
+    keys = ["seed", "identities", "attributes", "perturbation.restratify",
+            "preprocess.civil_comments.identity_threshold"]
     if PERTURBATION["restratify"]["augmenter"] == "contextual":
         keys.append(f"models.registry.{model}")
     return settings(*keys)

@@ -31,6 +31,14 @@ def _need(settings: dict[str, Any], key: str) -> Any:
     return need(settings, key)
 
 
+def _optional(settings: dict[str, Any], key: str, default: Any) -> Any:
+    """A dotted key from ``--settings``, or ``default`` when the settings lack it."""
+    try:
+        return _need(settings, key)
+    except ConfigError:
+        return default
+
+
 def _attributes(settings: dict[str, Any], task: str) -> dict[str, Any]:
     """The task's attributes (``fairness.attributes.TASK``) with their Table 1 groups."""
     names = _need(settings, f"fairness.attributes.{task}")
@@ -93,12 +101,15 @@ def _training(args: argparse.Namespace) -> None:
     attributes = _attributes(args.settings, args.task)
     train = read_parquet(args.input, what="training data")
     swapper = _swapper(args.settings, args.lexicon, attributes)
+    # a table with one group column (IMDB-gendered) has one group per row: nothing to select
+    select = (_optional(args.settings, "perturbation.select", "single_identity")
+              if args.identity_column is None else "single_identity")
     with in_file(args.input):
         out, stats = perturbed_training_set(
             train, swapper, attributes, identities=_need(args.settings, "identities"),
             identity_threshold=_need(args.settings,
                                      "preprocess.civil_comments.identity_threshold"),
-            identity_column=args.identity_column)
+            identity_column=args.identity_column, select=select)
     with atomic_outputs(args.out, args.stats) as tmp:
         write_parquet(out, tmp[0])
         write_json({"task": args.task, "input": str(args.input), **stats}, tmp[1])
@@ -134,10 +145,14 @@ def _restratify(args: argparse.Namespace) -> None:
     train = read_parquet(args.input, what="training data")
     augment = make_augmenter(settings, model_dir=_model_dir(args), seed=seed,
                              protected=protected)
+    select = settings.get("select", "single_identity")
+    threshold = (None if select == "single_identity" else
+                 _need(s, "preprocess.civil_comments.identity_threshold"))
     with in_file(args.input):
         out, stats = restratify(train, identities=identities, augment=augment,
                                 target_ratio=settings["target_ratio"], seed=seed,
-                                protected_words=protected)
+                                protected_words=protected, select=select,
+                                identity_threshold=threshold)
     with atomic_outputs(args.out, args.stats) as tmp:
         write_parquet(out, tmp[0])
         write_json({"input": str(args.input), **stats}, tmp[1])
@@ -190,8 +205,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     f.set_defaults(func=_fairness_sets)
 
     t = psub.add_parser("training", help="a training set plus its counterfactuals",
-                        description="Add a counterfactual of every single-identity row into "
-                        "each other group of its attribute (the perturbed training set).")
+                        description="Add a counterfactual of every selected identity row "
+                        "(perturbation.select) into each other group of its attribute (the "
+                        "perturbed training set).")
     common(t)
     t.add_argument("--identity-column", default=None,
                    help="group column (e.g. gender) instead of identity columns")

@@ -12,7 +12,10 @@
   that are targeted at White and Asian identities"). The counterfactual moves *g*'s identity
   value to *h* (*g* becomes 0) and takes ``signature`` *h*. A table with a single group
   column instead of identity columns (IMDB-gendered: ``gender``) is handled with
-  ``identity_column``.
+  ``identity_column``. Which rows are perturbed is :data:`SELECTIONS` (config
+  ``perturbation.select``): the single-identity rows above, or every row with an identity
+  label of the attribute, or every row whose text names a group of the attribute, labelled
+  or not (the paper counterfactualises "each sentence" of the training set).
 
 Counterfactual ids are ``f"{source id}>{target group}"``; ``source_id`` and
 ``is_counterfactual`` say where each row came from. The output order is the input's, each
@@ -31,9 +34,14 @@ import pandas as pd
 from biasrepro.data.tables import check_fractions
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.perturb.counterfactual import Swapper
-from biasrepro.perturb.lexicon import attribute_groups
+from biasrepro.perturb.lexicon import GENDER, attribute_groups
 
 Attributes = Mapping[str, Mapping[str, Sequence[str]]]
+#: which training rows get counterfactuals (``perturbation.select``): ``single_identity``,
+#: rows about exactly one configured identity (by label); ``identity_label``, every row with
+#: a label at or above the threshold for a group of the attribute; ``identity_term``, every
+#: row whose text holds a term of a group of the attribute, whatever its labels
+SELECTIONS = ("single_identity", "identity_label", "identity_term")
 BALANCED_COLUMNS = ("id", "text", "label", "identity", "attribute", "source_id",
                     "source_identity", "is_counterfactual")
 
@@ -118,8 +126,12 @@ def perturbed_training_set(
     identities: Sequence[str],
     identity_threshold: float,
     identity_column: str | None = None,
+    select: str = "single_identity",
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The training set plus counterfactuals of its single-group rows (§6.6), and statistics.
+    """The training set plus counterfactuals of its identity rows (§6.6), and statistics.
+
+    ``select`` (:data:`SELECTIONS`) other than ``single_identity`` goes to
+    :func:`_perturb_every_mention`; what follows describes ``single_identity``.
 
     By default a row's group is its ``signature`` (the identities of ``identities`` at or
     above ``identity_threshold``, joined by "+") and a row is a member of *g* for the
@@ -133,6 +145,12 @@ def perturbed_training_set(
     "no_identity_term": {g: n}}``, ``groups`` as in :func:`balanced_fairness_set`.
     """
     groups = attribute_groups(attributes)
+    if select not in SELECTIONS:
+        raise ConfigError(f"perturbation.select: {select!r} is not one of "
+                          f"{', '.join(SELECTIONS)}")
+    if select != "single_identity" and identity_column is not None:
+        raise ConfigError(f"perturbation.select: {select!r} needs identity columns; a table "
+                          f"with one group column ({identity_column!r}) is single_identity")
     if identity_column is None:
         missing = [g for gs in groups.values() for g in gs if g not in identities]
         if missing:
@@ -141,6 +159,9 @@ def perturbed_training_set(
         check_fractions(train, identities)
         group_of = train["signature"].astype("string").fillna("").to_numpy(str)
         stat_groups = list(identities)
+        if select != "single_identity":
+            return _perturb_every_mention(train, swapper, groups, identities=identities,
+                                          threshold=identity_threshold, select=select)
     else:
         _require(train, ["id", "text", "label", identity_column])
         group_of = train[identity_column].astype("string").fillna("").to_numpy(str)
@@ -189,6 +210,153 @@ def perturbed_training_set(
     stats = {"before": summary(train), "after": summary(out), "counterfactuals": n_cf,
              "no_identity_term": no_term}
     return out, stats
+
+
+def _perturb_every_mention(train: pd.DataFrame, swapper: Swapper,
+                           groups: Mapping[str, tuple[str, ...]], *, identities: Sequence[str],
+                           threshold: float, select: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Counterfactuals of every row about one or more groups of an attribute (§6.6).
+
+    A row's groups *G* in an attribute are those it has a label for (``identity_label``:
+    value >= ``threshold``) or whose terms its text holds (``identity_term``); a row may be in
+    several attributes. For each other group *h* of the attribute (every group, when *G* has
+    two or more), the counterfactual replaces the terms of every group of *G* but *h* by
+    *h*'s, as the paper describes ("replacing any references to White or Asian identity names
+    with Black identity names"). Gender is AugLy's full swap, one counterfactual per row with
+    the male and female values exchanged. A counterfactual gets the highest value of *G* and
+    *h* in *h* and 0 in the rest of *G*; ``signature`` is recomputed. A row gets none for the
+    attribute unless every one of them replaced a term. Output order: each source row, then
+    its counterfactuals by attribute and group order. Statistics as the single-identity case,
+    plus ``select`` and ``selected`` (rows selected per attribute).
+    """
+    ids = _ids(train, "id")
+    labels = _labels(train, "label", ids)
+    texts = _texts(train, ids)
+    values = train[list(identities)].to_numpy(dtype="float64")
+    column = {g: identities.index(g) for g in identities}
+    base = train.copy()
+    base["id"] = ids
+    base["label"] = labels
+    base["source_id"] = ids
+    base["is_counterfactual"] = False
+    frames = [base.assign(_row=np.arange(len(train)), _rank=0)]
+    n_cf: dict[str, int] = {}
+    selected: dict[str, int] = {}
+    no_term: dict[str, int] = {}
+    for a, (attr, gs) in enumerate(groups.items()):
+        member = _membership(texts, values, column, swapper, attr, gs, threshold, select)
+        chosen = member.any(axis=1)
+        selected[attr] = int(chosen.sum())
+        targets, ok = _targets(texts, member, swapper, attr, gs)
+        for j, g in enumerate(gs):
+            no_term[g] = int((member[:, j] & chosen & ~ok).sum())
+        n_cf[attr] = 0
+        for h, (rows, new_texts) in targets.items():
+            keep = ok[rows]
+            rows, new_texts = rows[keep], [t for t, k in zip(new_texts, keep, strict=True) if k]
+            if not len(rows):
+                continue
+            cf = base.iloc[rows].copy()
+            cf["text"] = new_texts
+            cf["id"] = cf["source_id"] + f">{h}"
+            cf["is_counterfactual"] = True
+            moved = values[rows][:, [column[g] for g in gs]]
+            if attr == GENDER:  # the full swap exchanges the two groups' values
+                cf[list(gs)] = moved[:, ::-1]
+            else:
+                in_g = member[rows]
+                top = np.where(in_g | (np.array(gs) == h), np.nan_to_num(moved, nan=-1.0),
+                               -1.0).max(axis=1)
+                for j, g in enumerate(gs):
+                    if g == h:
+                        cf[g] = np.where(top >= 0, top, moved[:, j])
+                    else:
+                        cf[g] = np.where(in_g[:, j], 0.0, moved[:, j])
+            cf["signature"] = _signature(cf, identities, threshold)
+            rank = 1 + a * (max(map(len, groups.values())) + 1) + gs.index(h)
+            frames.append(cf.assign(_row=rows, _rank=rank))
+            n_cf[attr] += len(cf)
+    out = (pd.concat(frames, ignore_index=True)
+           .sort_values(["_row", "_rank"], kind="stable")
+           .drop(columns=["_row", "_rank"])
+           .reset_index(drop=True))
+
+    def summary(frame: pd.DataFrame) -> dict[str, Any]:
+        y = frame["label"].to_numpy()
+        return {"n_rows": len(frame), "groups": {
+            g: _group_stats(y[_members(frame, g, None, threshold)]) for g in identities}}
+
+    stats = {"select": select, "selected": selected, "before": summary(train),
+             "after": summary(out), "counterfactuals": n_cf, "no_identity_term": no_term}
+    return out, stats
+
+
+def _membership(texts: np.ndarray, values: np.ndarray, column: Mapping[str, int],
+                swapper: Swapper, attribute: str, groups: Sequence[str], threshold: float,
+                select: str) -> np.ndarray:
+    """rows x groups: whether a row is about each group (by label, or by a term in its text;
+    for gender by a word of the full swap, the side read from the labels when both or
+    neither say so)."""
+    by_label = np.stack([np.nan_to_num(values[:, column[g]], nan=0.0) >= threshold
+                         for g in groups], axis=1)
+    if select == "identity_label":
+        return by_label
+    if attribute == GENDER:
+        named = np.array([n > 0 for _, n in swapper.swap_many(texts, attribute, groups[0],
+                                                              groups[1])], dtype=bool)
+        side = by_label.copy()
+        # a gendered word but no label: the row is about the group the words name; which one
+        # needs no deciding, since the one full swap is its counterfactual either way
+        side[named & ~by_label.any(axis=1), 0] = True
+        return side & named[:, None]
+    out = np.zeros((len(texts), len(groups)), dtype=bool)
+    for j, g in enumerate(groups):
+        other = next(h for h in groups if h != g)
+        out[:, j] = [n > 0 for _, n in swapper.swap_many(texts, attribute, g, other)]
+    return out
+
+
+def _targets(texts: np.ndarray, member: np.ndarray, swapper: Swapper, attribute: str,
+             groups: Sequence[str]
+             ) -> tuple[dict[str, tuple[np.ndarray, list[str]]], np.ndarray]:
+    """Per target group: the rows that get a counterfactual into it and their texts; and per
+    row whether every counterfactual it needs replaced at least one term."""
+    ok = np.ones(len(texts), dtype=bool)
+    out: dict[str, tuple[np.ndarray, list[str]]] = {}
+    if attribute == GENDER:
+        rows = np.flatnonzero(member.any(axis=1))
+        swapped = swapper.swap_many(texts[rows], attribute, groups[0], groups[1])
+        ok[rows] = [n > 0 for _, n in swapped]
+        first = member[rows].argmax(axis=1)       # the target: the other side of the first group
+        for j, h in enumerate(groups):
+            pick = first != j
+            out[h] = (rows[pick], [t for (t, _), p in zip(swapped, pick, strict=True) if p])
+        return out, ok
+    for j, h in enumerate(groups):
+        sources = member & (np.arange(len(groups)) != j)
+        rows = np.flatnonzero(sources.any(axis=1))
+        new = texts[rows].copy()
+        replaced = np.zeros(len(rows), dtype=np.int64)
+        for k, g in enumerate(groups):
+            if k == j:
+                continue
+            idx = np.flatnonzero(sources[rows, k])
+            if not len(idx):
+                continue
+            for i, (t, n) in zip(idx, swapper.swap_many(new[idx], attribute, g, h), strict=True):
+                new[i] = t
+                replaced[i] += n
+        ok[rows[replaced == 0]] = False
+        out[h] = (rows, list(new))
+    return out, ok
+
+
+def _signature(frame: pd.DataFrame, identities: Sequence[str], threshold: float) -> np.ndarray:
+    """``"+".join(sorted identities at or above the threshold)``, or ``"none"``."""
+    members = frame[list(identities)].fillna(0.0).to_numpy() >= threshold
+    names = sorted(range(len(identities)), key=lambda i: identities[i])
+    return np.array(["+".join(identities[i] for i in names if row[i]) or "none"
+                     for row in members], dtype=object)
 
 
 def _swap_all(swapper: Swapper, texts: np.ndarray, attribute: str, source: str,

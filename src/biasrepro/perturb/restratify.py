@@ -70,6 +70,10 @@ BATCH_SIZE = 256
 #: texts per nlpaug ``augment`` call of the contextual augmenter (and its model batch size)
 CONTEXTUAL_BATCH = 32
 REQUIRED_COLUMNS = ("id", "text", "label", "signature")
+#: which rows are a group's members (``perturbation.restratify.select``): ``single_identity``,
+#: rows whose ``signature`` is the group alone; ``identity_label``, every row labelled with it
+#: (a row about two groups counts, and is a source of synthetic positives, in both)
+SELECTIONS = ("single_identity", "identity_label")
 
 
 @contextmanager
@@ -203,7 +207,9 @@ def make_augmenter(
     seed: int,
     protected: Collection[str] = (),
 ) -> Augmenter:
-    """The augmenter of ``settings`` (``augmenter``, ``aug_p``, and ``top_k`` for contextual).
+    """The augmenter of ``settings`` (``augmenter``, ``aug_p``, ``aug_max``, and ``top_k`` for
+    contextual). ``aug_max`` caps the words changed per text (nlpaug's default is 10); absent
+    or ``null``, ``aug_p`` alone decides.
 
     ``protected`` words (phrases are split into words) are never substituted, nor picked to
     swap (a neighbour's swap may still move them); they are passed in lowercase, capitalised
@@ -216,16 +222,22 @@ def make_augmenter(
     aug_p = settings.get("aug_p")
     if isinstance(aug_p, bool) or not isinstance(aug_p, int | float) or not 0 < aug_p <= 1:
         raise ConfigError(f"perturbation.restratify.aug_p: {aug_p!r} is not in (0, 1]")
+    aug_max = settings.get("aug_max")
+    if aug_max is not None and (isinstance(aug_max, bool) or not isinstance(aug_max, int)
+                                or aug_max < 1):
+        raise ConfigError(f"perturbation.restratify.aug_max: {aug_max!r} is not a positive "
+                          "integer or null")
+    capped = {} if aug_max is None else {"aug_max": aug_max}
     words = _protected_tokens(protected)
     stopwords = sorted({v for w in words for v in (w, w.capitalize(), w.upper())}) or None
 
     import nlpaug.augmenter.word as naw
 
     if kind == "random":
-        aug = naw.RandomWordAug(action="swap", aug_p=float(aug_p), aug_max=None,
+        aug = naw.RandomWordAug(action="swap", aug_p=float(aug_p), aug_max=aug_max,
                                 stopwords=stopwords, tokenizer=str.split,
                                 reverse_tokenizer=" ".join)
-        return Augmenter(aug, {"augmenter": kind, "aug_p": aug_p}, seed)
+        return Augmenter(aug, {"augmenter": kind, "aug_p": aug_p, **capped}, seed)
     top_k = settings.get("top_k")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ConfigError(f"perturbation.restratify.top_k: {top_k!r} is not a positive integer")
@@ -234,12 +246,12 @@ def make_augmenter(
 
     aug = naw.ContextualWordEmbsAug(
         model_path=str(model_dir), model_type=model_type, action="substitute", top_k=top_k,
-        aug_p=float(aug_p), aug_max=None, stopwords=stopwords, force_reload=True,
+        aug_p=float(aug_p), aug_max=aug_max, stopwords=stopwords, force_reload=True,
         batch_size=CONTEXTUAL_BATCH, device="cuda" if torch.cuda.is_available() else "cpu")
     # nlpaug 1.1.11 lets special tokens ([UNK], [SEP], <s>, ...) be substitutes
     specials, skip = set(aug.model.get_tokenizer().all_special_tokens), aug.model.is_skip_candidate
     aug.model.is_skip_candidate = lambda candidate: candidate in specials or skip(candidate)
-    return Augmenter(aug, {"augmenter": kind, "aug_p": aug_p, "top_k": top_k,
+    return Augmenter(aug, {"augmenter": kind, "aug_p": aug_p, "top_k": top_k, **capped,
                            "model_type": model_type}, seed, masked_lm=True,
                      stopwords=stopwords or ())
 
@@ -331,10 +343,15 @@ def restratify(
     target_ratio: float,
     seed: int,
     protected_words: Collection[str] = (),
+    select: str = "single_identity",
+    identity_threshold: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``train`` plus synthetic positives raising each group's positive ratio to the target.
 
-    Group *g*'s rows are those whose ``signature`` is *g* (about exactly that identity). A
+    Group *g*'s rows are those whose ``signature`` is *g* (about exactly that identity), or
+    with ``select="identity_label"`` every row whose *g* value is at least
+    ``identity_threshold`` (a row about two groups counts in both, and a synthetic copy made
+    for one raises the other's ratio as well, so those end a little above the target). A
     group of ``n`` rows with ``p`` positives gets ``k = max(0, ceil((t·n − p) / (1 − t)))``
     synthetic positives, augmented from its positives in a seeded order, cycling over them.
     A synthetic row copies every column of its source, with id ``"{id}~{i}"`` (its source's
@@ -343,6 +360,16 @@ def restratify(
     synthetic rows, group by group in the order of ``identities``.
     """
     _check(train, identities, target_ratio)
+    if select not in SELECTIONS:
+        raise ConfigError(f"perturbation.restratify.select: {select!r} is not one of "
+                          f"{', '.join(SELECTIONS)}")
+    if select == "identity_label":
+        if identity_threshold is None:
+            raise ConfigError("perturbation.restratify.select identity_label needs the "
+                              "identity threshold")
+        for g in identities:
+            if g not in train.columns:
+                raise DataError("identity column missing (select identity_label)", column=g)
     words = _protected_tokens(protected_words)
     protected = (re.compile(r"(?<!\w)(" + "|".join(map(re.escape, words)) + r")(?!\w)",
                             re.IGNORECASE) if words else None)
@@ -350,7 +377,9 @@ def restratify(
     is_positive = train["label"].to_numpy() == 1
     sources, numbers, group_of, before = [], [], [], {}
     for g in identities:
-        member = signature == g
+        member = (signature == g if select == "single_identity" else
+                  (pd.to_numeric(train[g], errors="coerce") >= identity_threshold)
+                  .fillna(False).to_numpy(dtype=bool))
         n, p = int(member.sum()), int((member & is_positive).sum())
         k = needed(n, p, target_ratio)
         src, num = _sources(train, member, k, g, seed)
@@ -381,6 +410,10 @@ def restratify(
     for g in identities:
         k = int((group_arr == g).sum())
         n, p = before[g]["n"] + k, before[g]["n_positive"] + k
+        if select == "identity_label":  # synthetic rows of other groups may be members too
+            extra = (pd.to_numeric(synthetic[g], errors="coerce") >= identity_threshold
+                     ).fillna(False).to_numpy(dtype=bool) & (group_arr != g)
+            n, p = n + int(extra.sum()), p + int(extra.sum())
         groups[g] = {
             "before": before[g],
             "after": {"n": n, "n_positive": p, "positive_ratio": _ratio(p, n)},
@@ -391,6 +424,7 @@ def restratify(
                  groups[g]["unchanged"], before[g]["positive_ratio"],
                  groups[g]["after"]["positive_ratio"])
     stats = {
+        **({} if select == "single_identity" else {"select": select}),
         "target_ratio": target_ratio,
         "augmenter": dict(getattr(augment, "settings", {})),
         "protected_words": words,
