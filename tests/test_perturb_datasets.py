@@ -349,3 +349,16 @@ def test_a_gender_column_table_refuses_other_selections(gender_swapper: Swapper)
     with pytest.raises(ConfigError, match="is not one of"):
         perturbed_training_set(TRAIN, gender_swapper, GENDER_ONLY, identities=IDENTITIES,
                                identity_threshold=0.5, select="everything")
+
+
+def test_paper_tables_say_which_rows_our_debiased_sets_selected() -> None:
+    from biasrepro.analysis.paper_tables import _selection_note
+
+    paper = {"perturbation.select": "identity_term",
+             "perturbation.restratify.select": "identity_label"}
+    assert _selection_note(paper, "downstream-perturbed-stratified-data") == (
+        "ours: perturbed: identity_term rows; re-stratified: identity_label rows")
+    assert _selection_note(paper, "downstream-stratified-data") == (
+        "ours: re-stratified: identity_label rows")
+    embedded = {"perturbation.select": "single_identity"}
+    assert _selection_note(embedded, "downstream-perturbed-data") == ""

@@ -608,7 +608,8 @@ def paper_table_inputs(wildcards=None):
 
 
 def paper_table_settings():
-    keys = ["models.registry", "models.tasks", "methods.tasks"]
+    keys = ["models.registry", "models.tasks", "methods.tasks", "perturbation.select",
+            "perturbation.restratify.select"]
     keys += ["representation.models"] if REPRESENTATION["models"] else []
     keys += ["biasfinder.methods"] if "sentiment" in TASKS_RUN else []
     return settings(*keys)

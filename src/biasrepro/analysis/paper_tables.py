@@ -638,7 +638,22 @@ def _figures_3_5(cell: PublishedCell, res: Results, ours: Ours) -> float:
     _check(cell, method, PAPER_METHODS, "method")
     _check(cell, cell.column, ("selection", "overamplification_raw", "overamplification", "n",
                                "positive_ratio"), "measure", "column")
+    if what == "all":
+        ours.note = _selection_note(res.settings, method)
     return _training(cell, res, _study(res, "toxicity"), "toxicity", method, what, cell.column)
+
+
+def _selection_note(settings: Mapping[str, Any], method: str) -> str:
+    """Which rows our debiased set perturbed and re-stratified, where that is not the
+    single-identity rows (perturbation.select, perturbation.restratify.select)."""
+    parts = []
+    if "perturbed" in method:
+        parts.append(("perturbed", settings.get("perturbation.select")))
+    if "stratified" in method:
+        parts.append(("re-stratified", settings.get("perturbation.restratify.select")))
+    said = [f"{what}: {how} rows" for what, how in parts
+            if how not in (None, "single_identity")]
+    return "ours: " + "; ".join(said) if said else ""
 
 
 def _appendix_sentiment(cell: PublishedCell, res: Results, ours: Ours) -> float:
