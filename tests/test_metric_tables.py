@@ -37,9 +37,10 @@ def test_every_scored_set_is_a_row_of_its_own(tmp_path: Path) -> None:
     """The paper's two baseline AUCs come from different sets: each set gets its own row,
     in the order test, validation, original and balanced fairness set."""
     names = ["fairness-balanced", "test", "fairness-original", "validation"]
-    paths = [_predictions(tmp_path, "toxicity", "m", [0, 1, 1, 0], probs, name)
-             for name, probs in zip(names, ([0.6, 0.4, 0.5, 0.1], [0.1, 0.9, 0.8, 0.2],
-                                            [0.3, 0.6, 0.2, 0.1], [0.2, 0.7, 0.4, 0.1]))]
+    probs = ([0.6, 0.4, 0.5, 0.1], [0.1, 0.9, 0.8, 0.2], [0.3, 0.6, 0.2, 0.1],
+             [0.2, 0.7, 0.4, 0.1])
+    paths = [_predictions(tmp_path, "toxicity", "m", [0, 1, 1, 0], p, name)
+             for name, p in zip(names, probs, strict=True)]
     write_metrics_table(paths, out_json=tmp_path / "m.json", out_md=tmp_path / "m.md")
     rows = json.loads((tmp_path / "m.json").read_text())
     assert [(r["set"], r["roc_auc"]) for r in rows] == [

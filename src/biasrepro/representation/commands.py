@@ -10,8 +10,10 @@
 * ``table`` — Table 4 (models × variants × benchmarks × attributes) and the long table of
   representation bias that joins the Pearson tables of the fairness report (Table 9).
 
-The SentenceDebias corpus is read as bias-bench reads Wikipedia-2.5: one sentence per line of
-a text file. A Parquet corpus (the embedded world's texts) is split into sentences at ``.!?``
+The SentenceDebias corpus is read as bias-bench reads Wikipedia-2.5: each line of a text file
+lowercased and split into sentences by Punkt (``representation.sentdebias.sentence_split:
+punkt``, :func:`biasrepro.debias.sentdebias.split_lines`), or one sentence per line
+(``line``). A Parquet corpus (the embedded world's texts) is split into sentences at ``.!?``
 and its punctuation set off by spaces, so that the whitespace tokens of
 :func:`~biasrepro.debias.sentdebias.counterfactual_tuples` match the attribute words.
 """
@@ -48,9 +50,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PUNCT = re.compile(r"\s*([.,!?;:\"()])\s*")
 
 
-def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int) -> list[str]:
-    """Sentences of ``paths`` (``.txt``: one per line; ``.parquet``: column ``text`` split
+def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int,
+                sentence_split: str = "line") -> list[str]:
+    """Sentences of ``paths`` (``.txt``: its lines split by ``sentence_split``, see
+    :func:`~biasrepro.debias.sentdebias.split_lines`; ``.parquet``: column ``text`` split
     into sentences, punctuation set off by spaces); a seeded sample of ``max_sentences``."""
+    from biasrepro.debias.sentdebias import SENTENCE_SPLITS, split_lines
+
+    if sentence_split not in SENTENCE_SPLITS:
+        raise ConfigError(f"representation.sentdebias.sentence_split: unknown "
+                          f"{sentence_split!r} (known: {', '.join(SENTENCE_SPLITS)})")
     sentences: list[str] = []
     for path in map(Path, paths):
         if not path.is_file():
@@ -67,7 +76,7 @@ def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int) 
                 lines = path.read_text(encoding="utf-8").splitlines()
             except (OSError, UnicodeDecodeError) as e:
                 raise DataError(f"cannot read the corpus as UTF-8 text ({e})", file=path) from None
-            sentences += lines
+            sentences += split_lines(lines, sentence_split)
     sentences = [s for s in (s.strip() for s in sentences) if s]
     if not sentences:
         raise DataError("the SentenceDebias corpus has no sentences", file=paths[0])
@@ -124,7 +133,8 @@ def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attr
     tuples = sentdebias.read_attribute_words(words)
     if attribute not in tuples:
         raise DataError(f"no attribute {attribute!r} (has: {', '.join(tuples)})", file=words)
-    sentences = read_corpus(corpus, max_sentences=settings.get("max_sentences"), seed=seed)
+    sentences = read_corpus(corpus, max_sentences=settings.get("max_sentences"), seed=seed,
+                            sentence_split=settings.get("sentence_split", "line"))
     torch.manual_seed(seed)
     hf, tokenizer = load_model(model, registry, head="base")
     if getattr(hf, "sentdebias", None) is not None:
