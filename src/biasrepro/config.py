@@ -37,6 +37,9 @@ DATASET_FORMATS = {
     "seat": ("jsonl",),
     "attribute_words": ("json",),
     "sentdebias_corpus": ("txt",),
+    # BiasFinder's own word lists (soarsmu/BiasFinder asset/), used with biasfinder.lists:
+    # original; `local` takes a folder holding the six files
+    "biasfinder_lists": ("biasfinder_asset",),
 }
 #: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
 TRAINING_DATA = {
@@ -129,6 +132,10 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
                     f"config key '{key}': format {fmt} needs one train and one test file "
                     "(files[].split, or path: {train: ..., test: ...})"
                 )
+    if (config.get("biasfinder", {}).get("lists") == "original"
+            and "biasfinder_lists" not in config["datasets"]):
+        problems.append("config key 'datasets.biasfinder_lists': missing (needed by "
+                        "biasfinder.lists: original)")
     models = config["models"]
     for task, names in models["tasks"].items():
         for name in names:

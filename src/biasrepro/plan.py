@@ -154,8 +154,12 @@ class CostModel:
     def split_rows(self, task: str, split: str) -> float:
         """Rows of a split of the task's data set (Civil Comments: preprocess fractions)."""
         if task == "toxicity":
-            fraction = self.config["preprocess"]["civil_comments"]["split"][split]
-            return self.data("civil_comments")["rows"] * fraction
+            pre = self.config["preprocess"]["civil_comments"]
+            cc = self.data("civil_comments")
+            keep = pre.get("splits", "all")
+            rows = (cc["rows"] if keep == "all" or "source_rows" not in cc
+                    else sum(cc["source_rows"][s] for s in keep))
+            return rows * pre["split"][split]
         return float(self.data("imdb")[split])
 
     def training_rows(self, task: str, kind: str) -> float:

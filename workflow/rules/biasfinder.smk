@@ -13,25 +13,56 @@ wildcard_constraints:
 BF_PRIORITY = 2
 
 
-rule biasfinder_wordlists:
-    """Name lists from gender-guesser's dictionary: N per gender, one per country and gender."""
-    output:
-        names="resources/wordlists/names.csv",
-        countries="resources/wordlists/country_names.csv",
-    params:
-        settings=settings("seed", "biasfinder.names", "biasfinder.countries"),
-    priority: BF_PRIORITY
-    log:
-        "logs/biasfinder_wordlists.log",
-    benchmark:
-        "logs/benchmarks/biasfinder_wordlists.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py biasfinder wordlists --settings {params.settings:q}"
-        " --names-out {output.names:q} --countries-out {output.countries:q} > {log:q} 2>&1"
+if BF_LISTS == "project":
+
+    rule biasfinder_wordlists:
+        """Name lists from gender-guesser's dictionary: N per gender, one per country and gender."""
+        output:
+            names="resources/wordlists/names.csv",
+            countries="resources/wordlists/country_names.csv",
+        params:
+            settings=settings("seed", "biasfinder.names", "biasfinder.countries"),
+        priority: BF_PRIORITY
+        log:
+            "logs/biasfinder_wordlists.log",
+        benchmark:
+            "logs/benchmarks/biasfinder_wordlists.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py biasfinder wordlists --settings {params.settings:q}"
+            " --names-out {output.names:q} --countries-out {output.countries:q} > {log:q} 2>&1"
+
+else:
+
+    rule biasfinder_wordlists:
+        """BiasFinder's own word lists (occupations, gender nouns, names, names per country),
+        parsed in their published formats and written in the project's."""
+        input:
+            original=biasfinder_original_files,
+            pronouns=f"{BIASFINDER['wordlists']}/pronouns.csv",
+        output:
+            names="resources/wordlists/names.csv",
+            countries="resources/wordlists/country_names.csv",
+            lists=BF_WORDLISTS,
+        params:
+            lists=BF_LISTS_DIR,
+        priority: BF_PRIORITY
+        log:
+            "logs/biasfinder_wordlists.log",
+        benchmark:
+            "logs/benchmarks/biasfinder_wordlists.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py biasfinder import-lists"
+            " --input {input.original:q} --pronouns {input.pronouns:q}"
+            " --lists-out {params.lists:q} --names-out {output.names:q}"
+            " --countries-out {output.countries:q} > {log:q} 2>&1"
 
 
 rule biasfinder_parse:
@@ -68,7 +99,8 @@ rule biasfinder_templates:
     output:
         "results/biasfinder/{corpus}/templates/{characteristic}.parquet",
     params:
-        settings=settings("seed", "biasfinder.spacy_model", "biasfinder.max_templates"),
+        settings=settings("seed", "biasfinder.spacy_model", "biasfinder.max_templates",
+                          "biasfinder.occupation"),
         lists=wordlists_dir,
     priority: BF_PRIORITY
     log:
@@ -123,6 +155,7 @@ rule biasfinder_predict:
             "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
             characteristic=BF_CHARACTERISTICS,
         ),
+        leakage="results/sentiment/leakage.json",  # no model is scored on its training texts
     output:
         expand(
             "results/biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet",
@@ -173,7 +206,7 @@ rule biasfinder_btc:
             characteristic=BF_CHARACTERISTICS,
         ),
     params:
-        settings=settings("biasfinder.threshold"),
+        settings=settings("biasfinder.threshold", "biasfinder.lists", "biasfinder.occupation"),
     log:
         "logs/biasfinder_btc/{corpus}/{model}/{method}.log",
     benchmark:

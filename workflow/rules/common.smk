@@ -260,11 +260,34 @@ BF_CORPUS = f"{BIASFINDER['dataset']}-{BIASFINDER['split']}"
 BF_CHARACTERISTICS = BIASFINDER["characteristics"]
 #: the sentiment methods whose models BiasFinder tests
 BF_METHODS = BIASFINDER.get("methods") or TASK_METHODS["sentiment"]
-#: the hand-written word lists the parse, template and mutant steps read
+#: whose word lists fill the placeholders: `project` (the hand-written lists in
+#: `biasfinder.wordlists`, names generated from gender-guesser) or `original` (BiasFinder's
+#: own files, `datasets.biasfinder_lists`, converted by rule biasfinder_wordlists)
+BF_LISTS = BIASFINDER.get("lists", "project")
+BF_LISTS_DIR = "resources/wordlists/original" if BF_LISTS == "original" else BIASFINDER["wordlists"]
+#: the pronoun, gender-noun and occupation lists the parse, template and mutant steps read
 BF_WORDLISTS = [
-    f"{BIASFINDER['wordlists']}/{name}.csv"
+    f"{BF_LISTS_DIR}/{name}.csv"
     for name in ("pronouns", "gender_nouns", "occupations")
 ]
+
+
+def biasfinder_original_files(wildcards):
+    """BiasFinder's six word-list files: downloaded, or under `datasets.biasfinder_lists.path`
+    (a folder holding them, flat or laid out as the repository's asset/)."""
+    ds = config["datasets"]["biasfinder_lists"]
+    if ds["source"] == "download":
+        return [f"resources/downloads/biasfinder_lists/{f['name']}" for f in ds["files"]]
+    if ds["source"] != "local" or not isinstance(ds["path"], str):
+        raise WorkflowError("config key 'datasets.biasfinder_lists': source must be download, "
+                            "or local with a folder as path")
+    from biasrepro.biasfinder import original_lists  # stdlib only at import
+    from biasrepro.errors import DataError
+
+    try:
+        return [str(p) for p in original_lists.locate(ds["path"]).values()]
+    except DataError as e:
+        raise WorkflowError(f"config key 'datasets.biasfinder_lists.path': {e}") from None
 
 
 def wordlists_dir(wildcards, input):

@@ -439,15 +439,40 @@ def _arch(cell: PublishedCell, value: str) -> str:
 
 # One resolver per table: (published cell, results, ours) -> our value, or raise _NoCell.
 
+def _biasfinder_scale(char: str, row: Mapping[str, str]) -> str:
+    """What our Table-4 counts of one characteristic rest on: the BTC rate, the possible
+    cross-class pairs and the number of classes (BTCs grow with the square of the class
+    count), the word lists and the occupation-template mode."""
+    def text(key: str) -> str:
+        value = row.get(key, "")
+        return value if value not in ("", None) else "?"
+
+    rate = row.get("btc_rate", "")
+    rate = f"{float(rate):.4f}" if rate not in ("", None) else "?"
+    pairs = row.get("possible_pairs", "")
+    pairs = f"{int(float(pairs)):,}" if pairs not in ("", None) else "?"
+    classes = "" if char == "total" else f" between {text('classes')} classes"
+    return (f"ours, {_label(char).lower()}: BTC rate {rate} over {pairs} possible "
+            f"pairs{classes}; word lists: {text('lists')}, occupation templates: "
+            f"{text('occupation_templates')}")
+
+
 def _biasfinder_table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
-    """BiasFinder Table 4: templates and BTCs of the BERT model (our baseline)."""
+    """BiasFinder Table 4: templates and BTCs of the BERT model (our baseline), and the
+    number of classes per characteristic (§4-5 text); each cell's note gives our BTC rate,
+    possible pairs, classes, word lists and occupation-template mode."""
     char = _check(cell, cell.row, ("gender", "occupation", "country", "total"),
                   "characteristic")
-    col = _check(cell, cell.column, ("templates", "btc"), "column", "column")
+    col = _check(cell, cell.column, ("templates", "btc", "classes"), "column", "column")
     _given(res, "biasfinder")
     model = _model(res, "models.tasks.sentiment", "bert", ours)
     method = _method(res, "biasfinder", "baseline")
-    return _number(_lookup(res.biasfinder, (model, method, char), "biasfinder", res)[col])
+    row = _lookup(res.biasfinder, (model, method, char), "biasfinder", res)
+    ours.note = "; ".join(n for n in (ours.note, _biasfinder_scale(char, row)) if n)
+    if col == "classes" and not row.get("classes"):
+        raise _NoCell("our Table 4 has no class count for this characteristic (rerun "
+                      "`biasrepro biasfinder btc`)")
+    return _number(row[col])
 
 
 def _table3(cell: PublishedCell, res: Results, ours: Ours) -> float:
@@ -780,7 +805,8 @@ def _csv_text(records: Sequence[Mapping[str, str]]) -> str:
 
 LABELS = {"original": "Original", "balanced": "Balanced", "occupation": "Occupation",
           "country": "Country-of-Origin", "total": "Total", "templates": "#Templates",
-          "btc": "#BTCs", "crows": "CrowS-Pairs", "stereoset": "StereoSet", "seat": "SEAT",
+          "btc": "#BTCs", "classes": "#Classes", "crows": "CrowS-Pairs",
+          "stereoset": "StereoSet", "seat": "SEAT",
           "representation_crows": "Representation (CrowS-Pairs)", "selection": "Selection",
           "overamplification": "Overamplification", "all": "all",
           "overamplification_raw": "Overamplification (raw, Eq. 5)",

@@ -44,7 +44,7 @@ COUNT_COLUMNS = ["template_id", "characteristic", "n_mutants", "n_classes", "btc
                  "n_negative"]
 PAIR_COLUMNS = ["template_id", "characteristic", "id_1", "id_2", "class_1", "class_2",
                 "aligned", "pred_1", "pred_2", "prob_1", "prob_2", "text_1", "text_2"]
-SUMMARY_COLUMNS = ["characteristic", "templates", "mutants", "btc", "possible_pairs",
+SUMMARY_COLUMNS = ["characteristic", "classes", "templates", "mutants", "btc", "possible_pairs",
                    "btc_rate", "aligned_pairs", "aligned_btc", "aligned_btc_rate",
                    "templates_with_btc"]
 
@@ -311,16 +311,20 @@ def truncation_counts(mutants: pd.DataFrame, groups: np.ndarray) -> pd.DataFrame
 #: the integer counts of a Table-4 row; the two rates follow from them
 SUMMED = ("templates", "mutants", "btc", "possible_pairs", "aligned_pairs", "aligned_btc",
           "templates_with_btc")
-TABLE_COLUMNS = ["model", "method", "threshold", *SUMMARY_COLUMNS]
+#: what the counts depend on besides the model: whose word lists, how many occupation
+#: templates a review gives (config ``biasfinder.lists``, ``biasfinder.occupation.templates``)
+SETTING_COLUMNS = ["lists", "occupation_templates"]
+TABLE_COLUMNS = ["model", "method", "threshold", *SETTING_COLUMNS, *SUMMARY_COLUMNS]
 
 
 def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def _summary_row(characteristic: str, counts: dict[str, int]) -> dict[str, Any]:
+def _summary_row(characteristic: str, counts: dict[str, int],
+                 classes: int | None = None) -> dict[str, Any]:
     """A Table-4 row from its counts, with the BTC rate and the aligned BTC rate."""
-    row: dict[str, Any] = {"characteristic": characteristic,
+    row: dict[str, Any] = {"characteristic": characteristic, "classes": classes,
                            **{k: int(counts[k]) for k in SUMMED}}
     row["btc_rate"] = _rate(row["btc"], row["possible_pairs"])
     row["aligned_btc_rate"] = _rate(row["aligned_btc"], row["aligned_pairs"])
@@ -337,8 +341,18 @@ def characteristic_order(names: Sequence[str]) -> list[str]:
     return [c for c in CHARACTERISTICS if c in present] + sorted(present - set(CHARACTERISTICS))
 
 
-def summarize(templates: pd.DataFrame, counts: pd.DataFrame) -> list[dict]:
-    """Table 4 (§6, RQ1): per characteristic the templates generated, the mutants scored,
+def class_counts(mutants: pd.DataFrame) -> dict[str, int]:
+    """Per characteristic, the distinct classes its mutants take (2 genders, K occupations,
+    K countries): possible pairs, and so BTC counts, grow with the square of K."""
+    require_columns(list(mutants.columns), ("characteristic", "class"), file="mutants")
+    return {str(c): int(n) for c, n in
+            mutants.groupby("characteristic")["class"].nunique().items()}
+
+
+def summarize(templates: pd.DataFrame, counts: pd.DataFrame,
+              classes: dict[str, int] | None = None) -> list[dict]:
+    """Table 4 (§6, RQ1): per characteristic the classes (``classes``, from
+    :func:`class_counts`; None when not given), the templates generated, the mutants scored,
     the BTCs and their rate over possible pairs, the aligned pairs, aligned BTCs and their
     rate, and how many templates have a BTC; then a ``total`` row.
 
@@ -365,7 +379,8 @@ def summarize(templates: pd.DataFrame, counts: pd.DataFrame) -> list[dict]:
     rows = []
     for c in characteristic_order(list(n_templates.index)):
         found = sums.loc[c].to_dict() if c in sums.index else dict.fromkeys(sums.columns, 0)
-        rows.append(_summary_row(c, {**found, "templates": n_templates[c]}))
+        rows.append(_summary_row(c, {**found, "templates": n_templates[c]},
+                                 (classes or {}).get(c)))
     return [*rows, _total(rows)]
 
 
@@ -388,7 +403,8 @@ def write_btc(pairs: pd.DataFrame, counts: pd.DataFrame, summary_rows: Sequence[
 
 def table_rows(summaries: Sequence[str | Path]) -> list[dict]:
     """Table 4 per model and debiasing method from the summary JSONs of several ``btc`` runs
-    (each written by :func:`write_btc` with ``model``, ``method`` and ``threshold`` in its
+    (each written by :func:`write_btc` with ``model``, ``method``, ``threshold``,
+    ``lists`` and ``occupation_templates`` in its
     rows; their ``total`` rows are ignored). Rows are sorted by model and method, the
     characteristics in Table 4's order, each (model, method) closed by a recomputed
     ``total`` row. A (model, method, characteristic) given twice is a DataError."""
@@ -420,8 +436,10 @@ def table_rows(summaries: Sequence[str | Path]) -> list[dict]:
     for model, method in sorted({(m, me) for m, me, _ in found}):
         rows = [found[model, method, c][0] for c in characteristic_order(
             [c for m, me, c in found if (m, me) == (model, method)])]
-        thresholds = {r["threshold"] for r in rows}
-        total = {**_total(rows), "threshold": thresholds.pop() if len(thresholds) == 1 else None}
+        total = _total(rows)
+        for key in ("threshold", *SETTING_COLUMNS):  # one value, or None where they differ
+            values = {r[key] for r in rows}
+            total[key] = values.pop() if len(values) == 1 else None
         out += [{"model": model, "method": method, **{c: r[c] for c in TABLE_COLUMNS[2:]}}
                 for r in rows]
         out.append({"model": model, "method": method, **total})
@@ -439,6 +457,14 @@ def write_table(summaries: Sequence[str | Path], *, out_json: str | Path, out_md
     with atomic_outputs(out_json, out_md, out_csv) as (json_tmp, md_tmp, csv_tmp):
         write_json(nested, json_tmp)
         write_text("# BiasFinder Table 4 per model and method\n\n"
+                   "A BTC is a pair of mutants of one template, of different classes, labelled "
+                   "differently; `possible_pairs` counts all such cross-class pairs, so BTC "
+                   "counts grow with the square of `classes` (occupations, countries) and with "
+                   "the mutants per class. Compare `btc_rate` = btc / possible_pairs across "
+                   "runs whose class sets differ. `lists`: whose word lists filled the "
+                   "placeholders (`project` or BiasFinder's `original`); "
+                   "`occupation_templates`: one template per distinct occupation of a review "
+                   "(`each_distinct`) or its first only (`first`).\n\n"
                    + markdown_table(rows, TABLE_COLUMNS), md_tmp)
         pd.DataFrame(rows, columns=TABLE_COLUMNS).to_csv(csv_tmp, index=False,
                                                          lineterminator="\n")

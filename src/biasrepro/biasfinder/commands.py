@@ -55,15 +55,35 @@ def _wordlists(args: argparse.Namespace) -> None:
                                   min_frequency=n["min_frequency"], country=n["country"])
     countries = names.generate_country_names(source, seed=seed,
                                              min_frequency=c["min_frequency"],
-                                             min_countries=c["min_countries"])
+                                             n=c["n"])
     with atomic_outputs(args.names_out, args.countries_out) as (tmp_names, tmp_countries):
         names.write_names(people, tmp_names, header=names.names_header(
             n=n["n"], seed=seed, min_frequency=n["min_frequency"], country=n["country"],
             source=args.nam_dict))
         names.write_country_names(countries, tmp_countries, header=names.country_names_header(
-            seed=seed, min_frequency=c["min_frequency"], source=args.nam_dict))
+            seed=seed, min_frequency=c["min_frequency"], n=c["n"], source=args.nam_dict))
     log.info("names: %d per gender -> %s; %d countries -> %s", n["n"], args.names_out,
              len(countries), args.countries_out)
+
+
+def _import_lists(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import original_lists
+    from biasrepro.io import atomic_outputs
+
+    if (args.input is None) == (args.asset_dir is None):
+        raise DataError("give exactly one of --input (the six files) and --asset-dir")
+    files = (original_lists.by_name(args.input) if args.input is not None
+             else original_lists.locate(args.asset_dir))
+    kinds = ("pronouns", "gender_nouns", "occupations")
+    with atomic_outputs(*(args.lists_out / f"{k}.csv" for k in kinds), args.names_out,
+                        args.countries_out) as tmp:
+        sizes = original_lists.convert(
+            files, pronouns=args.pronouns,
+            out=dict(zip((*kinds, "names", "country_names"), tmp, strict=True)))
+    log.info("BiasFinder's lists: %d occupations, %d gender-noun pairs, %d names per gender, "
+             "%d countries -> %s, %s, %s", sizes["occupations"], sizes["gender_nouns"],
+             sizes["names_per_gender"], sizes["countries"], args.lists_out, args.names_out,
+             args.countries_out)
 
 
 def _pipeline(settings: dict[str, Any] | None) -> Any:
@@ -113,7 +133,9 @@ def _templates(args: argparse.Namespace) -> None:
     table = templates.generate(
         docs, args.characteristic, wordlists.load(directory=args.wordlists),
         max_templates=_optional(args.settings, "biasfinder.max_templates", None),
-        seed=_optional(args.settings, "seed", 0))
+        seed=_optional(args.settings, "seed", 0),
+        occupation_templates=_optional(args.settings, "biasfinder.occupation",
+                                       {"templates": "each_distinct"})["templates"])
     templates.write_templates(table, args.out)
 
 
@@ -146,9 +168,12 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
         scored = btc.score_mutants(muts, args.model, threshold=threshold)
     counts = btc.template_counts(scored)
     pairs = btc.btc_pairs(scored)
-    rows = btc.summarize(table, counts)
+    rows = btc.summarize(table, counts, btc.class_counts(muts))
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
-            "method": args.method, "threshold": threshold}
+            "method": args.method, "threshold": threshold,
+            "lists": _optional(args.settings, "biasfinder.lists", "project"),
+            "occupation_templates": _optional(args.settings, "biasfinder.occupation",
+                                              {"templates": "each_distinct"})["templates"]}
     groups = None
     if preds is not None and "input" in preds.columns:
         groups = preds.set_index("id")["input"].reindex(muts["id"]).to_numpy()
@@ -253,6 +278,23 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     w.add_argument("--names-out", type=Path, required=True)
     w.add_argument("--countries-out", type=Path, required=True)
     w.set_defaults(func=_wordlists)
+
+    il = bsub.add_parser("import-lists", help="BiasFinder's own word lists, converted",
+                         description="Read BiasFinder's published word lists (soarsmu/"
+                         "BiasFinder asset/: occupations, gender nouns, USA names, names per "
+                         "country) in their own formats and write them in this project's: "
+                         "gender_nouns.csv, occupations.csv and pronouns.csv under "
+                         "--lists-out, and the two name lists.")
+    il.add_argument("--input", type=Path, nargs="+", default=None,
+                    help="the six files, recognised by their file names")
+    il.add_argument("--asset-dir", type=Path, default=None,
+                    help="or a folder holding them (flat, or laid out as asset/)")
+    il.add_argument("--pronouns", type=Path, default=WORDLISTS_DIR / "pronouns.csv",
+                    help="the pronoun table to use with them (default: the project's)")
+    il.add_argument("--lists-out", type=Path, required=True)
+    il.add_argument("--names-out", type=Path, required=True)
+    il.add_argument("--countries-out", type=Path, required=True)
+    il.set_defaults(func=_import_lists)
 
     p = bsub.add_parser("parse", help="parse a corpus once (spaCy + coreference), cached",
                         description="Parse a CSV/TSV/Parquet corpus with the spaCy pipeline "

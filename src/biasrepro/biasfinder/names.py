@@ -63,6 +63,25 @@ COUNTRY_OF_COLUMN: dict[str, str | None] = {
     "korea": "Korea", "vietnam": "Vietnam", "other_countries": None,
 }
 COUNTRIES: tuple[str, ...] = tuple(dict.fromkeys(c for c in COUNTRY_OF_COLUMN.values() if c))
+#: each country's world region: the subregions of the UN statistics division's M49
+#: standard; the country set is spread over them (:func:`spread_over_regions`)
+REGIONS: dict[str, tuple[str, ...]] = {
+    "Northern America": ("USA",),
+    "Northern Europe": ("Great Britain", "Ireland", "Iceland", "Denmark", "Norway", "Sweden",
+                        "Finland", "Estonia", "Latvia", "Lithuania"),
+    "Western Europe": ("France", "Belgium", "Luxembourg", "Netherlands", "Germany",
+                       "Austria", "Switzerland"),
+    "Southern Europe": ("Italy", "Malta", "Portugal", "Spain", "Greece", "Albania",
+                        "Bosnia and Herzegovina", "Croatia", "Kosovo", "North Macedonia",
+                        "Montenegro", "Serbia", "Slovenia"),
+    "Eastern Europe": ("Poland", "Czech Republic", "Slovakia", "Hungary", "Romania",
+                       "Bulgaria", "Russia", "Belarus", "Moldova", "Ukraine"),
+    "Western Asia": ("Armenia", "Azerbaijan", "Georgia", "Turkey", "Israel"),
+    "Southern Asia": ("India",),
+    "Eastern Asia": ("China", "Japan", "Korea"),
+    "South-eastern Asia": ("Vietnam",),
+}
+REGION_OF_COUNTRY: dict[str, str] = {c: r for r, cs in REGIONS.items() for c in cs}
 #: where a name occurs: its countries, plus the non-country columns under their own names
 #: (a name found there is not unique to any country)
 _REGION_OF_COLUMN = {col: COUNTRY_OF_COLUMN[col] or col for col in COLUMNS}
@@ -332,10 +351,44 @@ def generate_names(path: Path, *, seed: int, n: int = 30, min_frequency: int = 6
     return pd.concat(frames, ignore_index=True)
 
 
+def spread_over_regions(countries: Sequence[str], n: int, *, seed: int) -> list[str]:
+    """``n`` of ``countries`` spread as evenly as they allow over the :data:`REGIONS`.
+
+    Round robin over the regions (in :data:`REGIONS` order): each round takes one country
+    from every region that has one left; when fewer countries are still wanted than regions
+    have some left, the regions served in that last round are drawn at random. Within a
+    region the order is a random permutation of its countries (sorted first). Both draws use
+    ``numpy.random.default_rng([seed, len(COUNTRIES)])``, a stream apart from the
+    per-country name draws. Sorted by country, ignoring letter case.
+    """
+    unknown = [c for c in countries if c not in REGION_OF_COUNTRY]
+    if unknown:
+        raise ConfigError(f"biasfinder.countries: no region for {', '.join(unknown)}")
+    if n > len(countries):
+        raise ConfigError(f"biasfinder.countries.n: {n} countries wanted, only "
+                          f"{len(countries)} to choose from")
+    rng = np.random.default_rng([seed, len(COUNTRIES)])
+    queues = []
+    for region in REGIONS:
+        mine = sorted((c for c in set(countries) if REGION_OF_COUNTRY[c] == region),
+                      key=str.casefold)
+        if mine:
+            queues.append([mine[i] for i in rng.permutation(len(mine))])
+    chosen: list[str] = []
+    while len(chosen) < n:
+        live = [q for q in queues if q]
+        need = n - len(chosen)
+        if need < len(live):
+            live = [live[i] for i in np.sort(rng.choice(len(live), size=need, replace=False))]
+        chosen += [q.pop(0) for q in live]
+    return sorted(chosen, key=str.casefold)
+
+
 def generate_country_names(path: Path, *, seed: int, min_frequency: int = 4,
-                           min_countries: int = 26,
+                           n: int | None = 26,
                            countries: Sequence[str] | None = None) -> pd.DataFrame:
-    """One male and one female name per country, unique to that country (BiasFinder §5).
+    """One male and one female name per country, unique to that country (BiasFinder §5),
+    for ``n`` countries spread over world regions.
 
     A country's candidates are the :func:`single_gender_names` with frequency >=
     ``min_frequency`` there and no entry (under any letter case) in any other column of the
@@ -343,16 +396,20 @@ def generate_country_names(path: Path, *, seed: int, min_frequency: int = 4,
     letters, not a :func:`reserved_words` word, one spelling per name. One name of each
     gender is drawn with ``numpy.random.default_rng([seed, index in COUNTRIES])``, so a
     country's pick does not depend on which other countries are asked for. Countries that
-    lack a name of either gender are dropped (logged); fewer than ``min_countries`` left
-    raises ConfigError. Columns ``country``, ``male``, ``female``, sorted by country
-    (ignoring letter case).
+    lack a name of either gender are dropped (logged); of the rest, ``n`` are kept by
+    :func:`spread_over_regions` (None: all of them), and fewer than ``n`` left raises
+    ConfigError. Columns ``country``, ``male``, ``female``, sorted by country (ignoring
+    letter case).
 
-    Countries kept at each ``min_frequency`` (of the file's 51 countries): 1: 48, 2: 47,
-    3: 46, 4: 45 (the default; Austria, China, Korea, Luxembourg, Serbia and Vietnam have no
-    unique pair), 5: 42, 6: 36, 7: 29.
+    Countries with a pair at each ``min_frequency`` (of the file's 51 countries): 1: 48,
+    2: 47, 3: 46, 4: 45 (the default; Austria, China, Korea, Luxembourg, Serbia and Vietnam
+    have no unique pair), 5: 42, 6: 36, 7: 29. The file is mostly European, so even spread
+    over regions most of them are.
     """
     key = "biasfinder.countries"
     _check_settings(seed=seed, min_frequency=min_frequency, key=f"{key}.min_frequency")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        raise ConfigError(f"{key}.n: expected a positive integer, got {n!r}")
     wanted = COUNTRIES if countries is None else tuple(countries)
     unknown = [c for c in wanted if c not in COUNTRIES]
     if unknown:
@@ -378,11 +435,16 @@ def generate_country_names(path: Path, *, seed: int, min_frequency: int = 4,
     if dropped:
         log.info("no unique male and female name at frequency >= %d: dropped %s",
                  min_frequency, ", ".join(dropped))
-    if len(rows) < min_countries:
+    if n is not None and len(rows) < n:
         raise ConfigError(
-            f"{key}.min_countries: {min_countries} countries wanted, but only {len(rows)} "
+            f"{key}.n: {n} countries wanted, but only {len(rows)} "
             f"have a unique male and a unique female name at frequency >= {min_frequency} "
             f"(dropped: {', '.join(dropped) or 'none'}); lower {key}.min_frequency")
+    if n is not None:
+        keep = set(spread_over_regions([r[0] for r in rows], n, seed=seed))
+        log.info("%d of %d countries kept, spread over regions: %s", n, len(rows),
+                 ", ".join(sorted(keep, key=str.casefold)))
+        rows = [r for r in rows if r[0] in keep]
     return pd.DataFrame(rows, columns=["country", *GENDERS])
 
 
@@ -408,7 +470,8 @@ def names_header(*, n: int, seed: int, min_frequency: int, country: str | None,
     )
 
 
-def country_names_header(*, seed: int, min_frequency: int, source: Path | None = None) -> str:
+def country_names_header(*, seed: int, min_frequency: int, n: int | None = None,
+                         source: Path | None = None) -> str:
     """The comment header of a :func:`generate_country_names` list (see :func:`names_header`)."""
     return (
         "BiasFinder country-of-origin fillers: one male and one female first name per "
@@ -424,6 +487,8 @@ def country_names_header(*, seed: int, min_frequency: int, source: Path | None =
         "word, pronoun, gender noun or country word; one spelling per name.\n"
         f"Drawn with numpy default_rng([seed, country index]); seed = {seed}, "
         f"min_frequency = {min_frequency}."
+        + ("" if n is None else f"\n{n} countries kept, spread round robin over the UN M49 "
+           "subregions (biasrepro.biasfinder.names.spread_over_regions).")
     )
 
 

@@ -21,8 +21,9 @@ mention in the sentence, at least one mention must sit in a sentence that mentio
 a ``PERSON`` entity or a gendered personal pronoun (he, she, him, her, his, hers, himself,
 herself), so that the occupation probably describes someone in the text.
 
-Each templated occupation yields one template per document, in which *every* mention is
-rewritten (so coreferent mentions agree; other occupations stay verbatim):
+Each templated occupation yields one template per document (``templates="each_distinct"``,
+as the original code did; ``"first"`` keeps only the first, as §5 of the paper describes), in
+which *every* mention is rewritten (so coreferent mentions agree; other occupations stay verbatim):
 
 - left modifiers of the head inside its noun phrase (``amod``, ``compound``, ``nmod``,
   ``nummod``, ``advmod``, ``npadvmod``, with their subtrees and the punctuation among them)
@@ -65,6 +66,9 @@ REMOVED_DEPS = frozenset({"amod", "compound", "nmod", "nummod", "advmod", "npadv
 DETERMINER_DEPS = frozenset({"det", "poss", "predet"})
 #: dependency labels of a noun that only modifies another noun
 MODIFIER_DEPS = frozenset({"compound", "nmod"})
+
+#: how many templates a review gives: one per distinct occupation, or the first one only
+OCCUPATION_TEMPLATES = ("each_distinct", "first")
 
 Edit = tuple[int, int, str]  # character start, end (exclusive), replacement
 
@@ -215,13 +219,20 @@ def _apply(text: str, edits: Iterable[Edit]) -> str | None:
     return text
 
 
-def occupation_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
-    """One template per occupation of the lexicon mentioned in ``doc`` (Algorithm 2).
+def occupation_templates(doc: Doc, wordlists: Wordlists, *,
+                         templates: str = "each_distinct") -> list[Candidate]:
+    """Occupation templates of ``doc`` (Algorithm 2).
 
+    ``templates`` is ``each_distinct`` (one template per occupation of the lexicon mentioned
+    in the review, as the original code did) or ``first`` (§5: only the first occupation of
+    the review forms a template; here the first, in text order, that can be templated).
     Candidates come in the order of each occupation's first mention; ``original_class`` is
     the occupation as written in the lexicon. Documents that already contain
     placeholder-like text give none.
     """
+    if templates not in OCCUPATION_TEMPLATES:
+        raise ValueError(f"biasfinder.occupation.templates must be one of "
+                         f"{', '.join(OCCUPATION_TEMPLATES)}, not {templates!r}")
     if placeholders.PLACEHOLDER.search(doc.text):
         return []
     mentions: dict[str, list[Span]] = {}
@@ -255,4 +266,6 @@ def occupation_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
         template = _apply(doc.text, (e for es in edits if es for e in es))
         if template is not None:
             out.append(Candidate(template=template, original_class=occ))
+            if templates == "first":
+                break
     return out

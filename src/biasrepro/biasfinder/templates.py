@@ -7,6 +7,7 @@ input order (duplicate reviews inflated the original's counts; biasfinder-origin
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,14 +48,24 @@ def _generator(characteristic: str) -> Callable[[Doc, Wordlists], list[Candidate
 
 
 def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
-             max_templates: int | None = None, seed: int = 0) -> pd.DataFrame:
+             max_templates: int | None = None, seed: int = 0,
+             occupation_templates: str = "each_distinct") -> pd.DataFrame:
     """The templates table for ``characteristic`` over parsed ``docs``, sorted by template_id.
 
     Each doc carries ``user_data["biasrepro"]`` with ``id``, ``label`` and ``coref``. A doc
     yielding several templates gets ids ``{characteristic}-{doc_id}-{k}`` (k from 1). With
     ``max_templates`` a seeded uniform sample of that many templates is kept.
+    ``occupation_templates`` (``each_distinct`` or ``first``) is how many occupation
+    templates one review gives (:func:`biasrepro.biasfinder.occupation.occupation_templates`).
     """
     make = _generator(characteristic)
+    if characteristic == "occupation":
+        from biasrepro.biasfinder.occupation import OCCUPATION_TEMPLATES
+        if occupation_templates not in OCCUPATION_TEMPLATES:
+            raise ConfigError(f"biasfinder.occupation.templates must be one of "
+                              f"{', '.join(OCCUPATION_TEMPLATES)}, not "
+                              f"{occupation_templates!r}")
+        make = functools.partial(make, templates=occupation_templates)
     if max_templates is not None and max_templates < 0:
         raise ConfigError(f"max_templates must be >= 0, not {max_templates}")
     rows = []

@@ -104,13 +104,15 @@ def read_gender_nouns(path: Path) -> tuple[tuple[str, str], ...]:
 
 
 def read_occupations(path: Path) -> tuple[tuple[str, str], ...]:
+    """``(article, occupation)`` rows; the occupation as written ("CEO" stays upper case,
+    the fillers are inserted as written), unique ignoring letter case."""
     df = _read(path, ["article", "occupation"])
     _unique(df["occupation"], path, "occupation")
     for row, article in enumerate(df["article"], start=1):
         if article not in ("a", "an"):
             raise DataError(f"article must be 'a' or 'an', not '{article}'", file=path,
                             row=row, column="article")
-    return tuple(zip(df["article"], df["occupation"].str.lower(), strict=True))
+    return tuple(zip(df["article"], df["occupation"], strict=True))
 
 
 def load(names: Path | None = None, country_names: Path | None = None,
