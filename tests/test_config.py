@@ -109,7 +109,9 @@ def test_every_config_key_is_documented() -> None:
         yaml.safe_load((REPO / "config/paper.yaml").read_text())))
     # per-task and per-family settings are documented once, as models.training.<task>.KEY
     # and compute.families.<family>.KEY
-    keys = {re.sub(r"^models\.training\.(sentiment|toxicity)\.", "models.training.<task>.", k)
+    keys = {re.sub(r"^models\.training\.(sentiment|toxicity|named\.[^.]+)\.",
+                   "models.training.<task>.", k) for k in keys}
+    keys = {re.sub(r"^models\.training\.named\.[^.]+$", "models.training.named", k)
             for k in keys}
     keys = {re.sub(r"^compute\.families\.\w+\.", "compute.families.<family>.", k) for k in keys}
     undocumented = sorted(k for k in keys if f"`{k}`" not in doc)

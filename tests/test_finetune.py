@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import BIN, env_with_venv
+from conftest import BIN, REPO, env_with_venv
 from fixtures.tiny_models import tiny_classifier
 
 from biasrepro import cli
@@ -137,6 +137,20 @@ def test_left_truncation_keeps_the_tail(bases: dict[str, Path], tmp_path: Path) 
     assert tokenizer.truncation_side == "left" and tokenizer.model_max_length == 16
     ids = tokenizer(" ".join(["film"] * 40 + ["wonderful"]), truncation=True)["input_ids"]
     assert len(ids) == 16 and "wonderful" in tokenizer.decode(ids)
+
+    # Prediction truncates as training did, from the model's training record even when its
+    # tokenizer files say otherwise: texts that differ only in the head are one input.
+    config_file = out / "tokenizer_config.json"
+    saved = json.loads(config_file.read_text(encoding="utf-8"))
+    config_file.write_text(json.dumps(saved | {"truncation_side": "right",
+                                               "model_max_length": 512}), encoding="utf-8")
+    from biasrepro.models.predict import score_with_inputs
+
+    head = " ".join(FILLER * 2)
+    texts = [f"{head} wonderful", f"film {head} wonderful", f"{head} terrible"]
+    probs, inputs = score_with_inputs(str(out), texts)
+    assert inputs[0] == inputs[1] != inputs[2]
+    assert probs[0] > 0.5 > probs[2]
 
 
 def test_no_validation(bases: dict[str, Path], train_file: Path, tmp_path: Path) -> None:
@@ -323,6 +337,122 @@ def test_early_stopping_keeps_the_best_epoch_and_resumes(
     assert resumed["validation"] == record["validation"]
     assert (out / "model.safetensors").read_bytes() == (
         tmp_path / "resumed" / "model.safetensors").read_bytes()
+
+
+# -- named settings: BiasFinder v1 (BERT4doc) and TSE, as the paper profile holds them ------
+
+
+def _paper_settings(model: str, task: str = "sentiment") -> dict:
+    """What ``model`` fine-tunes with for ``task`` in the paper profile (merged as Snakemake
+    merges it; test_config.py validates it)."""
+    from biasrepro import config
+
+    paper = config.deep_merge(config.read_mapping(REPO / "config/config.yaml"),
+                              config.read_mapping(REPO / "config/paper.yaml"))
+    return cli.training_settings({"__config__": paper}, model, task)
+
+
+def test_tse_setting_evaluates_every_500_steps_with_patience_7(tmp_path: Path) -> None:
+    """BiasFinder TSE (fine_tune.py): evaluation and checkpoints every 500 steps, early
+    stopping after 7 evaluations without a lower validation loss, the best model kept."""
+    s = ft._check_settings(_paper_settings("roberta-base"))
+    assert s["setting"] == "tse"
+    args = ft._training_arguments(s, tmp_path, steps_per_epoch=1875, evaluate=True,
+                                  cuda=False, bf16=False)
+    assert (args.eval_strategy, args.eval_steps) == ("steps", 500)
+    assert (args.save_strategy, args.save_steps) == ("steps", 500)
+    assert args.load_best_model_at_end and args.metric_for_best_model == "eval_loss"
+    assert not args.greater_is_better
+    assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs,
+            args.warmup_steps, args.weight_decay) == (1e-5, 8, 20, 50, 0.01)
+    assert (s["max_length"], s["truncation_side"], s["eval_fraction"]) == (512, "right", 0.4)
+    (stopping,) = ft._callbacks(s)
+    assert stopping.early_stopping_patience == 7
+
+
+def test_bert4doc_setting_is_v1s(tmp_path: Path) -> None:
+    """BiasFinder v1 (BERT4doc fine-tune.py): batch 32, lr 2e-5, 5 epochs, seed 42, warm-up
+    over 10 % of the steps, 128 tokens keeping the tail, every training review, the last
+    epoch's model: no validation, no early stopping."""
+    s = ft._check_settings(_paper_settings("bert-base-uncased"))
+    assert s["setting"] == "bert4doc"
+    assert (s["max_length"], s["truncation_side"], s["eval_fraction"]) == (128, "left", 0.0)
+    args = ft._training_arguments(s, tmp_path, steps_per_epoch=782, evaluate=False,
+                                  cuda=False, bf16=False)
+    assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs,
+            args.seed, args.warmup_steps, args.warmup_ratio, args.weight_decay) == (
+        2e-5, 32, 5, 42, 0, 0.1, 0.01)
+    assert args.eval_strategy == "no" and not args.load_best_model_at_end
+    assert ft._callbacks(s) == []
+
+
+def test_albert_and_toxicity_keep_their_settings() -> None:
+    """Only the compared BERT trains as v1 did; the other sentiment models train as TSE, and
+    toxicity as §4.2 of the toxicity paper."""
+    assert _paper_settings("albert-base-v2")["setting"] == "tse"
+    toxicity = _paper_settings("bert-base-uncased", "toxicity")
+    assert "setting" not in toxicity
+    assert (toxicity["learning_rate"], toxicity["batch_size"], toxicity["max_length"]) == (
+        2e-5, 32, 61)
+
+
+def test_step_evaluation_keeps_the_best_step_and_resumes(
+        bases: dict[str, Path], train_file: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluation every 30 steps (80 a epoch) with early stopping: checkpoints follow the
+    evaluations, the saved model is the best evaluation's, and a run killed after its first
+    checkpoint (step 30) resumes to the same bytes and record."""
+    toy(100, seed=1, invert=True).to_parquet(tmp_path / "validation.parquet")
+    settings = {"validation": tmp_path / "validation.parquet", "epochs": 2,
+                "early_stopping_patience": 2, "eval_fraction": 0.0, "eval_steps": 30}
+    out = tmp_path / "out"
+    record = run(bases["bert"], "bert", train_file, out, **settings)
+    steps = [e["step"] for e in record["validation"]["history"]]
+    assert steps == list(range(30, 30 * len(steps) + 1, 30)) and len(steps) >= 3
+    best = record["validation"]["best"]
+    assert best["loss"] == min(e["loss"] for e in record["validation"]["history"])
+    assert record["early_stopping"]["best_step"] == best["step"]
+    assert record["validation"]["saved_model"] == "best"
+    assert record["settings"]["eval_steps"] == 30
+
+    with monkeypatch.context() as m:
+        _killed_after_first_checkpoint(m)
+        with pytest.raises(KeyboardInterrupt, match="checkpoint 30"):
+            run(bases["bert"], "bert", train_file, tmp_path / "resumed", **settings)
+    resumed = run(bases["bert"], "bert", train_file, tmp_path / "resumed", **settings)
+    assert resumed["training"]["resumed_from_step"] == 30
+    assert resumed["early_stopping"] == record["early_stopping"]
+    assert resumed["validation"] == record["validation"]
+    assert same_model(tmp_path / "resumed", out)
+
+
+def test_step_evaluation_stops_after_patience_evaluations(
+        bases: dict[str, Path], train_file: Path, tmp_path: Path) -> None:
+    """A learning rate of 1e-30 leaves the validation loss as it is: with patience 2 and an
+    evaluation every 20 steps, training stops at step 60 and keeps step 20's model."""
+    record = run(bases["bert"], "bert", train_file, tmp_path / "out", learning_rate=1e-30,
+                 epochs=2, early_stopping_patience=2, eval_steps=20)
+    assert [e["step"] for e in record["validation"]["history"]] == [20, 40, 60]
+    assert record["early_stopping"] == {"patience": 2, "stopped_early": True, "best_step": 20}
+    assert record["training"]["steps"] == 60
+
+
+def test_unset_optional_settings_are_not_recorded(bases: dict[str, Path], train_file: Path,
+                                                   reference: Path) -> None:
+    """Settings without eval_steps, warmup_ratio or a name record exactly the keys they
+    always did, so existing models keep their bytes."""
+    record = json.loads((reference / "training.json").read_text(encoding="utf-8"))
+    assert sorted(record["settings"]) == sorted(SETTINGS)
+    assert ft._check_settings(SETTINGS | {"eval_steps": None, "warmup_ratio": None}) == SETTINGS
+
+
+@pytest.mark.parametrize(("overrides", "match"), [
+    ({"eval_steps": 0}, "eval_steps must be a positive integer"),
+    ({"warmup_ratio": 0.1, "warmup_steps": 5}, "give warmup_steps or warmup_ratio"),
+])
+def test_bad_optional_settings(overrides: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        ft._check_settings(SETTINGS | overrides)
 
 
 # -- bad input: one clear error, nothing written ------------------------------------------

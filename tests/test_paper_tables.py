@@ -401,3 +401,40 @@ def test_typed_values_appear_where_the_source_says() -> None:
     assert typed["occupation", "classes"] == "79" and "set of 79 honest" in bf
     assert typed["country", "classes"] == "26" and "52 names taken" in bf and \
         "from 26 countries of origin" in bf
+
+
+TSE = {"epochs": 20, "batch_size": 8, "learning_rate": 1e-5, "max_length": 512,
+       "warmup_steps": 50, "weight_decay": 0.01, "early_stopping_patience": 7,
+       "eval_steps": 500, "eval_fraction": 0.4, "truncation_side": "right"}
+BERT4DOC = {"epochs": 5, "batch_size": 32, "learning_rate": 2e-5, "max_length": 128,
+            "warmup_steps": 0, "warmup_ratio": 0.1, "weight_decay": 0.01,
+            "early_stopping_patience": None, "eval_fraction": 0.0, "truncation_side": "left"}
+
+
+@pytest.mark.parametrize(("own", "expected"), [
+    ("bert4doc", "ours fine-tuned with setting 'bert4doc': lr 2e-05, batch 32, 5 epochs, "
+     "max_length 128 keeping the tail, no early stopping: as the published model "
+     "(BiasFinder v1, BERT4doc)"),
+    (None, "ours fine-tuned with setting 'tse': lr 1e-05, batch 8, 20 epochs, max_length 512 "
+     "keeping the head, early stopping (patience 7, evaluated every 500 steps): NOT as the "
+     "published model (BiasFinder v1, BERT4doc: lr 2e-05, batch 32, 5 epochs, max_length 128 "
+     "keeping the tail, no early stopping); differs in learning_rate, batch_size, epochs, "
+     "max_length, truncation_side, early_stopping_patience"),
+])
+def test_biasfinder_table4_says_how_the_compared_model_was_trained(own, expected) -> None:
+    """Every Table 4 cell names the training setting of our BERT and whether it is v1's,
+    so a model trained otherwise is never silently compared with the published counts."""
+    entry = {"source": "hub", "architecture": "bert", "id": "google-bert/bert-base-uncased"}
+    settings = {**SETTINGS, "biasfinder.methods": None,
+                "models.registry": {"bert-tiny": entry | ({"training": {"sentiment": own}}
+                                                          if own else {})},
+                "models.training.sentiment": "tse",
+                **{f"models.training.named.{n}": s for n, s in (("tse", TSE),
+                                                                 ("bert4doc", BERT4DOC))}}
+    row = {"model": "bert-tiny", "method": "baseline", "characteristic": "gender",
+           "templates": "10", "btc": "30"}
+    res = pt.Results(settings=settings, biasfinder={("bert-tiny", "baseline", "gender"): row})
+    cell = next(c for c in pt.read_published(PUBLISHED)
+                if c.table_id == "biasfinder-table4" and (c.row, c.column) == ("gender", "btc"))
+    ours = pt.resolve(cell, res)
+    assert ours.value == 30 and expected in ours.note

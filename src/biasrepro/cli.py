@@ -178,13 +178,20 @@ def _pretrain(args: argparse.Namespace) -> None:
 
 
 def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[str, Any]:
-    """The task's fine-tuning settings with the registry entry's overrides and the seed."""
+    """The settings ``model`` fine-tunes with for ``task``: the task's, or the named setting
+    it picks, with the registry entry's overrides and the seed (models/training.py)."""
+    from biasrepro.models import training
+
     registry = _need(settings, "models.registry")
     if model not in registry:
         raise ConfigError(f"model {model!r} is not in models.registry "
                           f"(registered: {', '.join(sorted(registry))})")
-    merged = {"seed": _need(settings, "seed"), **_need(settings, f"models.training.{task}")}
-    return merged | registry[model].get("training", {}).get(task, {})
+    task_training = _need(settings, f"models.training.{task}")
+    own = registry[model].get("training", {}).get(task)
+    named = {name: _need(settings, f"models.training.named.{name}")
+             for name in training.used_names(task_training, own)}
+    return training.resolve(task_training, own, named, seed=_need(settings, "seed"),
+                            task=task, model=model)
 
 
 def _finetune(args: argparse.Namespace) -> None:

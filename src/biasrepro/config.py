@@ -154,6 +154,7 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
             if g not in identities:
                 problems.append(f"config key 'models.embedded.stereotypes.associations.{attr}."
                                 f"{g}': not in 'identities'")
+    problems += _training_problems(models)
     problems += _study_problems(config)
     reviews = world.get("reviews")
     if reviews and reviews["sentences"]["min"] > reviews["sentences"]["max"]:
@@ -163,6 +164,33 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
         for g in comments["groups"]:
             if g not in identities:
                 problems.append(f"config key 'world.comments.groups.{g}': not in 'identities'")
+    return problems
+
+
+def _training_problems(models: Mapping[str, Any]) -> list[str]:
+    """Named training settings: every name a task or a model chooses exists, and no model's
+    resolved setting has both warmup_steps and warmup_ratio (biasrepro.models.training)."""
+    from biasrepro.models import training
+
+    named = models["training"].get("named", {})
+    choices = [(f"models.training.{task}", choice)
+               for task, choice in models["training"].items() if task != "named"]
+    choices += [(f"models.registry.{m}.training.{task}", choice)
+                for m, entry in models["registry"].items()
+                for task, choice in entry.get("training", {}).items()]
+    problems = [f"config key '{where}': '{choice}' is not in 'models.training.named'"
+                for where, choice in choices if isinstance(choice, str) and choice not in named]
+    if problems:
+        return problems
+    for task, names in models["tasks"].items():
+        for m in names:
+            own = models["registry"].get(m, {}).get("training", {}).get(task)
+            s = training.resolve(models["training"][task], own, named, seed=0, task=task,
+                                 model=m)
+            if s.get("warmup_ratio") is not None and s["warmup_steps"]:
+                problems.append(f"config key 'models.training.{task}' (model {m}): warmup_steps "
+                                f"{s['warmup_steps']} and warmup_ratio {s['warmup_ratio']}: "
+                                "give one")
     return problems
 
 

@@ -43,6 +43,7 @@ from typing import Any
 from biasrepro import config as cfg
 from biasrepro import snakedag
 from biasrepro.errors import BiasreproError, ConfigError
+from biasrepro.models import training
 
 COSTS = Path("workflow/profiles/slurm/costs.yaml")
 COLUMNS = ("rule", "jobs", "gpu_jobs", "gpu_hours")
@@ -147,9 +148,12 @@ class CostModel:
                           f"models.{entry.get('id', name)} (params, mlm_head)")
 
     def training(self, task: str, model: str) -> dict[str, Any]:
-        """A task's fine-tuning settings with the registry entry's overrides (cli.py)."""
-        own = self.registry.get(model, {}).get("training", {}).get(task, {})
-        return self.config["models"]["training"][task] | own
+        """The settings ``model`` fine-tunes with for ``task``, resolved as ``biasrepro
+        finetune`` resolves them (named settings and registry overrides)."""
+        trainings = self.config["models"]["training"]
+        own = self.registry.get(model, {}).get("training", {}).get(task)
+        return training.resolve(trainings[task], own, trainings.get("named", {}),
+                                seed=self.config["seed"], task=task, model=model)
 
     def split_rows(self, task: str, split: str) -> float:
         """Rows of a split of the task's data set (Civil Comments: preprocess fractions)."""
@@ -218,7 +222,9 @@ class CostModel:
 
     def _finetune(self, job: Job, task: str) -> tuple[int, list[Work]]:
         """Every method of the task x model (one output directory each): its epochs over its
-        training data, and an evaluation per epoch on the validation file or held-out share."""
+        training data, and an evaluation on the validation file or held-out share once per
+        epoch or every ``eval_steps`` steps (every configured one: early stopping can only
+        end it sooner)."""
         model = job.wildcards["model"]
         params, _ = self.model(model)
         s = self.training(task, model)
@@ -232,11 +238,12 @@ class CostModel:
             else:
                 held = rows * s["eval_fraction"]
                 train = rows - held
-            works.append(Work(True, params, train * length * epochs,
-                              math.ceil(train / batch) * epochs))
+            steps = math.ceil(train / batch) * epochs
+            works.append(Work(True, params, train * length * epochs, steps))
             if held:
-                works.append(Work(False, params, held * length * epochs,
-                                  math.ceil(held / batch) * epochs))
+                evals = steps // s["eval_steps"] if s.get("eval_steps") else epochs
+                works.append(Work(False, params, held * length * evals,
+                                  math.ceil(held / batch) * evals))
         return len(job.output), works
 
     def _scoring(self, params: float, texts: Sequence[tuple[float, float]],

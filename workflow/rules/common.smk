@@ -12,6 +12,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
 from biasrepro import gpu as brgpu  # noqa: E402
+from biasrepro.models import training as brtraining  # noqa: E402  (stdlib only)
 from biasrepro.errors import ConfigError  # noqa: E402
 
 try:
@@ -217,7 +218,12 @@ def test_data(wildcards):
 
 
 def finetune_settings(wildcards, task):
-    return settings("seed", f"models.registry.{wildcards.model}", f"models.training.{task}")
+    """The seed, the model's registry entry, the task's settings and the named setting the
+    model trains with, if any (biasrepro.models.training)."""
+    own = MODELS[wildcards.model].get("training", {}).get(task)
+    named = brtraining.used_names(config["models"]["training"][task], own)
+    return settings("seed", f"models.registry.{wildcards.model}", f"models.training.{task}",
+                    *(f"models.training.named.{name}" for name in named))
 
 
 def pretrain_settings(wildcards):
@@ -635,6 +641,12 @@ def paper_table_settings():
             "perturbation.restratify.select"]
     keys += ["representation.models"] if REPRESENTATION["models"] else []
     keys += ["biasfinder.methods"] if "sentiment" in TASKS_RUN else []
+    if "sentiment" in TASKS_RUN:  # how the model BiasFinder's Table 4 compares was trained
+        task = config["models"]["training"]["sentiment"]
+        own = {m: MODELS[m].get("training", {}).get("sentiment")
+               for m in config["models"]["tasks"]["sentiment"]}
+        named = sorted({n for m in own for n in brtraining.used_names(task, own[m])})
+        keys += ["models.training.sentiment", *(f"models.training.named.{n}" for n in named)]
     return settings(*keys)
 
 

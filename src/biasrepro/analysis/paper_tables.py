@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.models import training
 
 TABLE_IDS: tuple[str, ...] = (
     "biasfinder-table4",
@@ -457,6 +458,38 @@ def _biasfinder_scale(char: str, row: Mapping[str, str]) -> str:
             f"{text('occupation_templates')}")
 
 
+#: how the BERT behind BiasFinder's published counts was fine-tuned: v1's BERT4doc command
+#: (soarsmu/BiasFinder README at 3645076; max_seq_length left at its default, 128, keeping
+#: the tail: trunc_medium -1), its epoch-5 model
+PUBLISHED_BIASFINDER_TRAINING = {"learning_rate": 2e-5, "batch_size": 32, "epochs": 5,
+                                 "max_length": 128, "truncation_side": "left",
+                                 "early_stopping_patience": None}
+
+
+def _biasfinder_training(res: Results, model: str) -> str:
+    """How our compared model was fine-tuned for sentiment, and whether that is how the
+    published one was (PUBLISHED_BIASFINDER_TRAINING); nothing when ``--settings`` lacks
+    ``models.training.sentiment`` (the workflow always passes it)."""
+    prefix = "models.training.named."
+    named = {k[len(prefix):]: v for k, v in res.settings.items() if k.startswith(prefix)}
+    named |= (res.settings.get("models.training") or {}).get("named", {})
+    task = res.settings.get("models.training.sentiment")
+    own = ((res.settings.get("models.registry") or {}).get(model, {})
+           .get("training", {}).get("sentiment"))
+    if task is None:
+        return ""
+    try:
+        s = training.resolve(task, own, named, seed=0, task="sentiment", model=model)
+    except ConfigError as e:
+        return f"ours: training setting unknown ({e})"
+    differs = [k for k, v in PUBLISHED_BIASFINDER_TRAINING.items() if s.get(k) != v]
+    published = training.describe(PUBLISHED_BIASFINDER_TRAINING).split(": ", 1)[1]
+    verdict = ("as the published model (BiasFinder v1, BERT4doc)" if not differs else
+               f"NOT as the published model (BiasFinder v1, BERT4doc: {published}); differs "
+               f"in {', '.join(differs)}")
+    return f"ours fine-tuned with {training.describe(s)}: {verdict}"
+
+
 def _biasfinder_table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
     """BiasFinder Table 4: templates and BTCs of the BERT model (our baseline), and the
     number of classes per characteristic (§4-5 text); each cell's note gives our BTC rate,
@@ -466,6 +499,7 @@ def _biasfinder_table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
     col = _check(cell, cell.column, ("templates", "btc", "classes"), "column", "column")
     _given(res, "biasfinder")
     model = _model(res, "models.tasks.sentiment", "bert", ours)
+    ours.note = "; ".join(n for n in (ours.note, _biasfinder_training(res, model)) if n)
     method = _method(res, "biasfinder", "baseline")
     row = _lookup(res.biasfinder, (model, method, char), "biasfinder", res)
     ours.note = "; ".join(n for n in (ours.note, _biasfinder_scale(char, row)) if n)

@@ -37,12 +37,12 @@ from biasrepro import __version__
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import atomic_outputs, dumps_json, sha256_file, write_json
 from biasrepro.metrics.classification import classification_metrics
+from biasrepro.models import training
 from biasrepro.models.load import ModelSpec, load_classifier
 
 log = logging.getLogger(__name__)
 
-SETTINGS = ("seed", "epochs", "batch_size", "learning_rate", "max_length", "warmup_steps",
-            "weight_decay", "early_stopping_patience", "eval_fraction", "truncation_side")
+SETTINGS = ("seed", *training.REQUIRED)
 #: class names per task, stored as the model's id2label (label 1 is the positive class)
 LABEL_NAMES = {"sentiment": ("negative", "positive"), "toxicity": ("non-toxic", "toxic")}
 #: without early stopping, a checkpoint is saved this many times per epoch
@@ -118,13 +118,28 @@ def _describe(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings a job records: every required key, and the optional keys and the
+    setting's name only where set (models/training.py)."""
     missing = [k for k in SETTINGS if k not in settings]
     if missing:
         raise ConfigError(f"training settings lack {', '.join(missing)}")
     s = {k: settings[k] for k in SETTINGS}
+    s |= {k: settings[k] for k in (*training.OPTIONAL, training.NAME)
+          if settings.get(k) is not None}
     if s["truncation_side"] not in ("right", "left"):
         raise ConfigError("truncation_side must be 'right' or 'left', "
                           f"not {s['truncation_side']!r}")
+    every = s.get("eval_steps")
+    if every is not None and (isinstance(every, bool) or not isinstance(every, int)
+                              or every < 1):
+        raise ConfigError(f"eval_steps must be a positive integer or null, not {every!r}")
+    ratio = s.get("warmup_ratio")
+    if ratio is not None:
+        if not 0 <= ratio < 1:
+            raise ConfigError(f"warmup_ratio must be in [0, 1), not {ratio!r}")
+        if s["warmup_steps"]:
+            raise ConfigError("give warmup_steps or warmup_ratio, not both "
+                              f"(warmup_steps {s['warmup_steps']}, warmup_ratio {ratio})")
     return s
 
 
@@ -219,7 +234,7 @@ def _compute_metrics(prediction: Any) -> dict[str, Any]:
 
 def _validation_record(history: list[dict[str, Any]], best_step: int | None,
                        early: bool) -> dict[str, Any] | None:
-    """Per-epoch validation metrics, the best (lowest loss) and the last evaluation."""
+    """Each evaluation's validation metrics, the best (lowest loss) and the last one."""
     evals = [{k.removeprefix("eval_"): v for k, v in h.items()
               if k.startswith("eval_") and not k.endswith(("_runtime", "_per_second"))}
              | {"epoch": h["epoch"], "step": h["step"]}
@@ -265,10 +280,17 @@ def _read_data(train: Path, validation: Path | None,
 
 def _training_arguments(s: dict[str, Any], checkpoint_dir: Path, steps_per_epoch: int,
                         evaluate: bool, cuda: bool, bf16: bool) -> Any:
+    """The Trainer's arguments. Validation runs once per epoch, or every ``eval_steps``
+    steps (BiasFinder TSE's fine_tune.py: every 500 steps, early stopping with patience 7,
+    the best model by validation loss). With early stopping the checkpoints are the
+    evaluations' (the best model must be one); otherwise a checkpoint is saved
+    CHECKPOINTS_PER_EPOCH times an epoch, so a killed job loses little work."""
     from transformers import TrainingArguments
 
     early = s["early_stopping_patience"] is not None
     every = max(1, math.ceil(steps_per_epoch / CHECKPOINTS_PER_EPOCH))
+    eval_steps = s.get("eval_steps") if evaluate else None
+    eval_strategy = ("steps" if eval_steps else "epoch") if evaluate else "no"
     return TrainingArguments(
         output_dir=str(checkpoint_dir),
         num_train_epochs=s["epochs"],
@@ -277,15 +299,15 @@ def _training_arguments(s: dict[str, Any], checkpoint_dir: Path, steps_per_epoch
         learning_rate=s["learning_rate"],
         weight_decay=s["weight_decay"],
         warmup_steps=s["warmup_steps"],
+        warmup_ratio=s.get("warmup_ratio") or 0.0,
         lr_scheduler_type="linear",
         optim="adamw_torch",
         seed=s["seed"],
         data_seed=s["seed"],  # the sampler's own generator: epoch order = f(seed, epoch)
-        eval_strategy="epoch" if evaluate else "no",
-        # The best model must be a checkpoint, so with early stopping saves follow the
-        # evaluations (each epoch); otherwise several times an epoch, to lose little work.
-        save_strategy="epoch" if early else "steps",
-        save_steps=every,
+        eval_strategy=eval_strategy,
+        eval_steps=eval_steps,
+        save_strategy=eval_strategy if early else "steps",
+        save_steps=eval_steps if early and eval_steps else every,
         save_total_limit=1,  # the newest is written before older ones are deleted
         save_safetensors=True,
         load_best_model_at_end=early,
@@ -300,6 +322,15 @@ def _training_arguments(s: dict[str, Any], checkpoint_dir: Path, steps_per_epoch
         fp16=cuda and not bf16,
         dataloader_num_workers=0,
     )
+
+
+def _callbacks(s: dict[str, Any]) -> list[Any]:
+    """Early stopping after ``early_stopping_patience`` evaluations without a lower
+    validation loss, or nothing."""
+    from transformers import EarlyStoppingCallback
+
+    patience = s["early_stopping_patience"]
+    return [] if patience is None else [EarlyStoppingCallback(patience)]
 
 
 def _write_outputs(model: Any, tokenizer: Any, record: dict[str, Any], out_dir: Path,
@@ -332,7 +363,7 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
     encoder before training (upstream-SentDebias, toxicity paper §6.2), saved with the model.
     """
     import torch
-    from transformers import DataCollatorWithPadding, EarlyStoppingCallback, Trainer, set_seed
+    from transformers import DataCollatorWithPadding, Trainer, set_seed
 
     if task not in LABEL_NAMES:
         raise ConfigError(f"unknown task {task!r} (known: {', '.join(LABEL_NAMES)})")
@@ -383,12 +414,13 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
         data_collator=DataCollatorWithPadding(tokenizer),  # pads each batch to its longest
         processing_class=tokenizer,
         compute_metrics=_compute_metrics if eval_set is not None else None,
-        callbacks=[EarlyStoppingCallback(s["early_stopping_patience"])] if early else [],
+        callbacks=_callbacks(s),
     )
     log.info("fine-tuning %s (%s) for %s: %d training rows, %d validation rows; %d epochs x "
-             "%d steps of batch %d = %d steps on %s", spec.name, spec.location, task,
+             "%d steps of batch %d = %d steps on %s; %s", spec.name, spec.location, task,
              len(train_set), 0 if eval_set is None else len(eval_set), s["epochs"],
-             steps_per_epoch, s["batch_size"], max_steps, "cuda" if cuda else "cpu")
+             steps_per_epoch, s["batch_size"], max_steps, "cuda" if cuda else "cpu",
+             training.describe(s))
     resumed_step = None
     if resume_from is not None:
         resumed_step = _checkpoint_step(resume_from)
