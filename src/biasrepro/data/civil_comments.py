@@ -39,7 +39,8 @@ columns ``id`` (str), ``text`` (cleaned), ``text_raw``, ``toxicity`` (float64), 
 ``fairness_original.parquet``, the test rows that belong to exactly one configured identity,
 with that identity in an extra column ``identity``; and ``identity_stats.json`` (rows read,
 kept and dropped per reason; n, n_toxic and toxic ratio per split and identity, and for the
-fairness subset).
+fairness subset; for the formats with a split column, ``source_splits``: the file's rows per
+source split, the splits kept and the rows of the others, which ``rows_read`` leaves out).
 """
 
 from __future__ import annotations
