@@ -302,3 +302,11 @@ def test_missing_split_column_is_refused(tmp_path):
     with pytest.raises(DataError, match="missing required column") as e:
         _prepare(tmp_path / "train.csv", tmp_path / "out", fmt="wilds")
     assert e.value.column == "split"
+
+
+def test_each_format_is_checked_as_its_content_when_downloaded() -> None:
+    from biasrepro.data.download import EXPECT_BY_FORMAT
+
+    assert {f: EXPECT_BY_FORMAT[f] for f in ("tfds", "kaggle", "wilds", "csv", "zip")} == {
+        "tfds": "zip", "kaggle": "text", "wilds": "text", "csv": "text", "zip": "zip"}
+    assert set(civil_comments.FORMATS) <= set(EXPECT_BY_FORMAT)
