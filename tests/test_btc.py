@@ -265,6 +265,12 @@ def test_summary_and_write(tmp_path) -> None:
         == (4, 16, 24)
     with pytest.raises(DataError, match="'t2' is not in the templates table"):
         summarize(templates.iloc[[0, 2]], counts)
+    # a characteristic that yielded no template keeps its row when named (Table 4 shows it)
+    none = summarize(templates.iloc[:0], counts.iloc[:0], {}, "gender")
+    assert [(r["characteristic"], r["templates"], r["btc_rate"]) for r in none] == [
+        ("gender", 0, None), ("total", 0, None)]
+    assert [r["characteristic"] for r in summarize(templates.iloc[:0], counts.iloc[:0])] == [
+        "total"]
 
     pairs = btc_pairs(scored)
     paths = {"pairs_path": tmp_path / "btc" / "pairs.parquet",

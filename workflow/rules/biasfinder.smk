@@ -207,6 +207,7 @@ rule biasfinder_btc:
         ),
     params:
         settings=settings("biasfinder.threshold", "biasfinder.lists", "biasfinder.occupation"),
+        characteristics=" ".join(BF_CHARACTERISTICS),
     log:
         "logs/biasfinder_btc/{corpus}/{model}/{method}.log",
     benchmark:
@@ -218,6 +219,7 @@ rule biasfinder_btc:
     shell:
         "python workflow/scripts/biasrepro.py biasfinder btc --templates {input.templates:q}"
         " --mutants {input.mutants:q} --predictions {input.predictions:q}"
+        " --characteristic {params.characteristics}"
         " --model-name {wildcards.model} --method {wildcards.method}"
         " --settings {params.settings:q} --out-pairs {output.pairs:q}"
         " --out-counts {output.counts:q} --out-summary {output.summary:q} > {log:q} 2>&1"

@@ -350,7 +350,8 @@ def class_counts(mutants: pd.DataFrame) -> dict[str, int]:
 
 
 def summarize(templates: pd.DataFrame, counts: pd.DataFrame,
-              classes: dict[str, int] | None = None) -> list[dict]:
+              classes: dict[str, int] | None = None,
+              characteristic: str | None = None) -> list[dict]:
     """Table 4 (§6, RQ1): per characteristic the classes (``classes``, from
     :func:`class_counts`; None when not given), the templates generated, the mutants scored,
     the BTCs and their rate over possible pairs, the aligned pairs, aligned BTCs and their
@@ -358,7 +359,8 @@ def summarize(templates: pd.DataFrame, counts: pd.DataFrame,
 
     ``templates`` is the templates table (every generated template counts, even one whose
     mutants were not scored); ``counts`` is :func:`template_counts`' output, whose templates
-    must all be in ``templates`` with the same characteristic.
+    must all be in ``templates`` with the same characteristic. ``characteristic``: the one
+    the templates were generated for, which keeps its row (0 templates) when none were.
     """
     require_columns(list(templates.columns), ("template_id", "characteristic"),
                     file="templates")
@@ -377,9 +379,10 @@ def summarize(templates: pd.DataFrame, counts: pd.DataFrame,
                          templates_with_btc=(counts["btc"] > 0).astype(np.int64)).groupby(
         "characteristic")[[k for k in SUMMED if k != "templates"]].sum()
     rows = []
-    for c in characteristic_order(list(n_templates.index)):
+    named = [characteristic] if characteristic else []
+    for c in characteristic_order([*n_templates.index, *named]):
         found = sums.loc[c].to_dict() if c in sums.index else dict.fromkeys(sums.columns, 0)
-        rows.append(_summary_row(c, {**found, "templates": n_templates[c]},
+        rows.append(_summary_row(c, {**found, "templates": n_templates.get(c, 0)},
                                  (classes or {}).get(c)))
     return [*rows, _total(rows)]
 

@@ -152,7 +152,8 @@ def _mutants(args: argparse.Namespace) -> None:
 
 
 def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
-            predictions_path: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+            predictions_path: Path | None, characteristic: str | None
+            ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """BTC pairs, per-template counts and summary rows of one characteristic's mutants."""
     from biasrepro.biasfinder import btc, mutants, templates
 
@@ -168,7 +169,7 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
         scored = btc.score_mutants(muts, args.model, threshold=threshold)
     counts = btc.template_counts(scored)
     pairs = btc.btc_pairs(scored)
-    rows = btc.summarize(table, counts, btc.class_counts(muts))
+    rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
             "method": args.method, "threshold": threshold,
             "lists": _optional(args.settings, "biasfinder.lists", "project"),
@@ -199,14 +200,16 @@ def _btc(args: argparse.Namespace) -> None:
     if args.predictions is None and args.model is None:
         raise DataError("give --predictions (from `biasrepro predict`) or --model")
     scorers = args.predictions or [None] * len(args.templates)
+    named = args.characteristic or [None] * len(args.templates)
     given = {"--templates": args.templates, "--mutants": args.mutants,
-             "--predictions": scorers, "--out-pairs": args.out_pairs,
+             "--predictions": scorers, "--characteristic": named,
+             "--out-pairs": args.out_pairs,
              "--out-counts": args.out_counts, "--out-summary": args.out_summary}
     if len({len(paths) for paths in given.values()}) != 1:
         raise DataError("give one file per characteristic to each of " + ", ".join(
             f"{name} (got {len(paths)})" for name, paths in given.items()))
     found = [_btc_of(args, *files)
-             for files in zip(args.templates, args.mutants, scorers, strict=True)]
+             for files in zip(args.templates, args.mutants, scorers, named, strict=True)]
     outs = list(zip(args.out_pairs, args.out_counts, args.out_summary, strict=True))
     with atomic_outputs(*(p for paths in outs for p in paths)) as tmp:
         for i, (pairs, counts, rows) in enumerate(found):
@@ -338,6 +341,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--templates", type=Path, nargs="+", required=True)
     b.add_argument("--mutants", type=Path, nargs="+", required=True)
     b.add_argument("--predictions", type=Path, nargs="+", default=None)
+    b.add_argument("--characteristic", nargs="+", default=None,
+                   help="the characteristic of each --templates file: its Table 4 row is "
+                        "kept (0 templates) when none were generated")
     b.add_argument("--model", default=None,
                    help="a model directory or Hub id to score the mutants with")
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
