@@ -66,51 +66,61 @@ def _imdb() -> list[pd.DataFrame]:
 
 
 def test_build_counts_and_biases_by_hand() -> None:
-    out, stats = build(_imdb(), split=SPLIT, seed=0)
+    out, stats = build(*_imdb(), split=SPLIT, seed=0)
     assert stats["read"] == {"inputs": [18, 18], "rows": 36}
     assert stats["classes"] == {"female": 10, "male": 20, "neutral": 6}
     assert stats["neutral"] == {"no_gendered_keyword": 5, "both_genders": 1,
                                 "neutral_keyword": 1}
     assert stats["gendered"] == {"n": 30, "share": {"female": pytest.approx(1 / 3),
                                                     "male": pytest.approx(2 / 3)}}
-    # all of IMDB-gendered: r_male = 12/20, r_female = 5/10; |20 - 10| / 30
+    # all gendered reviews of both halves: r_male = 12/20, r_female = 5/10; |20 - 10| / 30
     everything = stats["bias"]["all"]
     assert everything["selection_bias"] == pytest.approx(0.1)
     assert everything["overamplification"] == pytest.approx(1 / 3)
-    # per stratum (largest remainder, ties to the split listed first):
-    # male+ 12 -> 5/4/3, male- 8 -> 3/3/2, female+ 5 -> 2/2/1, female- 5 -> 2/2/1
-    assert stats["splits"]["train"] == {
-        "female": {"n": 4, "n_positive": 2, "positive_ratio": 0.5},
-        "male": {"n": 8, "n_positive": 5, "positive_ratio": 0.625}}
-    assert stats["splits"]["validation"]["male"] == {"n": 7, "n_positive": 4,
-                                                     "positive_ratio": pytest.approx(4 / 7)}
-    assert stats["splits"]["test"]["female"] == {"n": 2, "n_positive": 1,
-                                                 "positive_ratio": 0.5}
-    train = stats["bias"]["train"]
-    assert train["selection_bias"] == pytest.approx(0.125)
-    assert train["overamplification"] == pytest.approx(4 / 12)
-    assert {k: len(v) for k, v in out.items()} == {"train": 12, "validation": 11, "test": 7}
+    # 15 gendered reviews in each half: all 15 of IMDB train become train + validation
+    # (4 : 3), and 15 * 0.3 / 0.7 = 6.4 -> 6 of IMDB test become the test part
+    assert stats["pools"]["train"] | {"parts": None} == {
+        "source": "IMDB train", "gendered": 15, "used": 15, "parts": None}
+    assert stats["pools"]["test"]["gendered"] == 15 and stats["pools"]["test"]["used"] == 6
+    # 4 : 3 within each label × gender stratum (largest remainder): 8 and 7 of 15
+    assert {k: len(v) for k, v in out.items()} == {"train": 8, "validation": 7, "test": 6}
+    assert sum(stats["splits"]["test"][g]["n"] for g in ("male", "female")) == 6
 
 
-def test_split_frames_partition_the_gendered_reviews() -> None:
-    out, _ = build(_imdb(), split=SPLIT, seed=0)
+def test_no_review_is_both_fitted_and_scored() -> None:
+    """Train and validation come from IMDB train only, test from IMDB test only."""
+    train, test = _imdb()
+    out, _ = build(train, test, split=SPLIT, seed=0)
+    assert set(out["train"]["id"]) | set(out["validation"]["id"]) <= set(train["id"])
+    assert set(out["test"]["id"]) <= set(test["id"])
     for frame in out.values():
         assert frame.columns.tolist() == ["id", "text", "label", "gender"]
         assert frame["id"].is_monotonic_increasing
         assert set(frame["gender"]) <= {"female", "male"}
         assert frame["label"].dtype == "int64"
     ids = pd.concat([f["id"] for f in out.values()])
-    assert ids.is_unique and len(ids) == 30
+    assert ids.is_unique
     assert not ids.isin(["r030", "r031", "r032", "r033", "r034", "r035"]).any()
 
 
+def test_proportions_follow_the_scarcer_half() -> None:
+    """Fewer gendered test reviews: all of them are the test part, train + validation
+    shrink to keep 40/30/30."""
+    train, test = _imdb()
+    out, stats = build(train, test.iloc[:5].reset_index(drop=True), split=SPLIT, seed=0)
+    n_test = stats["pools"]["test"]["gendered"]
+    assert len(out["test"]) == n_test == stats["pools"]["test"]["used"]
+    assert len(out["train"]) + len(out["validation"]) == round(n_test * 0.7 / 0.3)
+
+
 def test_seeded_and_independent_of_input_order() -> None:
-    a, stats_a = build(_imdb(), split=SPLIT, seed=4)
-    b, stats_b = build(_imdb()[::-1], split=SPLIT, seed=4)
+    train, test = _imdb()
+    a, stats_a = build(train, test, split=SPLIT, seed=4)
+    b, stats_b = build(train[::-1], test[::-1], split=SPLIT, seed=4)
     for name in a:
         pd.testing.assert_frame_equal(a[name], b[name])
     assert stats_a["splits"] == stats_b["splits"] and stats_a["bias"] == stats_b["bias"]
-    c, _ = build(_imdb(), split=SPLIT, seed=5)
+    c, _ = build(train, test, split=SPLIT, seed=5)
     assert a["train"]["id"].tolist() != c["train"]["id"].tolist()
 
 
@@ -122,22 +132,23 @@ def test_empty_groups_give_no_bias() -> None:
 
 
 def test_bad_inputs_are_refused() -> None:
-    frames = _imdb()
-    with pytest.raises(DataError, match="column 'label': IMDB input 2 of 2: column missing"):
-        build([frames[0], frames[1].drop(columns="label")], split=SPLIT, seed=0)
-    bad = frames[0].copy()
+    train, test = _imdb()
+    with pytest.raises(DataError, match="column 'label': IMDB test: column missing"):
+        build(train, test.drop(columns="label"), split=SPLIT, seed=0)
+    bad = train.copy()
     bad.loc[2, "label"] = 3
     with pytest.raises(DataError, match="row 3, column 'label'"):
-        build([bad], split=SPLIT, seed=0)
-    bad = frames[0].copy()
+        build(bad, test, split=SPLIT, seed=0)
+    bad = train.copy()
     bad["text"] = bad["text"].astype(object)
     bad.loc[1, "text"] = None
     with pytest.raises(DataError, match="row 2, column 'text'"):
-        build([bad], split=SPLIT, seed=0)
+        build(bad, test, split=SPLIT, seed=0)
     with pytest.raises(DataError, match="'r000' occurs twice"):
-        build([frames[0], frames[0]], split=SPLIT, seed=0)
-    with pytest.raises(DataError, match="no IMDB data"):
-        build([], split=SPLIT, seed=0)
-    for split in ({"train": 0.5, "test": 0.5}, {"train": 0.5, "validation": 0.3, "test": 0.3}):
+        build(train, train, split=SPLIT, seed=0)
+    with pytest.raises(DataError, match="both IMDB halves"):
+        build(train, test.iloc[-3:], split=SPLIT, seed=0)  # neutral reviews only
+    for split in ({"train": 0.5, "test": 0.5}, {"train": 0.5, "validation": 0.3, "test": 0.3},
+                  {"train": 0.7, "validation": 0.0, "test": 0.3}):
         with pytest.raises(ConfigError, match="preprocess.imdb_gendered.split"):
-            build(frames, split=split, seed=0)
+            build(train, test, split=split, seed=0)

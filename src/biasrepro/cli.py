@@ -200,8 +200,13 @@ def _finetune(args: argparse.Namespace) -> None:
 
     s = args.settings
     sentdebias = args.sentdebias or ["none"] * len(args.train)
+    # --validation: one split shared by every run, or one per run ("none": held out)
+    validation = args.validation or ["none"]
+    shared = validation[0] if len(validation) == 1 else None
+    per_run = ["none"] * len(args.train) if len(validation) == 1 else validation
     given = {"--train": args.train, "--out-dir": args.out_dir,
-             "--checkpoint-dir": args.checkpoint_dir, "--sentdebias": sentdebias}
+             "--checkpoint-dir": args.checkpoint_dir, "--sentdebias": sentdebias,
+             "--validation": per_run}
     if len({len(values) for values in given.values()}) != 1:
         raise ConfigError("give one value per fine-tuning to each of " + ", ".join(
             f"{name} (got {len(values)})" for name, values in given.items()))
@@ -210,10 +215,12 @@ def _finetune(args: argparse.Namespace) -> None:
         spec,
         task=args.task,
         runs=[finetune.Run(train, out_dir, checkpoint_dir,
-                           None if subspace == "none" else Path(subspace))
-              for train, out_dir, checkpoint_dir, subspace in zip(
-                  args.train, args.out_dir, args.checkpoint_dir, sentdebias, strict=True)],
-        validation=args.validation,
+                           None if subspace == "none" else Path(subspace),
+                           None if valid == "none" else Path(valid))
+              for train, out_dir, checkpoint_dir, subspace, valid in zip(
+                  args.train, args.out_dir, args.checkpoint_dir, sentdebias, per_run,
+                  strict=True)],
+        validation=None if shared in (None, "none") else Path(shared),
         settings=training_settings(s, args.model, args.task),
     )
 
@@ -379,7 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     ft.add_argument("--model", required=True, help="a name in models.registry")
     ft.add_argument("--task", required=True, choices=["sentiment", "toxicity"])
     ft.add_argument("--train", type=Path, nargs="+", required=True)
-    ft.add_argument("--validation", type=Path, default=None, help="shared by every run")
+    ft.add_argument("--validation", nargs="+", default=None,
+                    help="one validation split shared by every run, or one per run "
+                    "('none': hold out eval_fraction of that run's training data)")
     settings_arg(ft)
     ft.add_argument("--out-dir", type=Path, nargs="+", required=True)
     ft.add_argument("--checkpoint-dir", type=Path, nargs="+", required=True)
@@ -467,6 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
     from biasrepro.analysis import commands as analysis_commands
 
     analysis_commands.register(sub, _settings)
+    from biasrepro.data import leakage
+
+    leakage.register(sub, _settings)
     return p
 
 

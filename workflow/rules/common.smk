@@ -141,6 +141,22 @@ PERTURB_SOURCE = {
     "toxicity": {"perturbed": "original", "perturbed_stratified": "stratified"},
     "sentiment": {"perturbed": "gendered"},
 }
+#: the validation split a kind of training data selects checkpoints on, where it has its
+#: own (appendix: IMDB-gendered's; its perturbed training set uses the same); otherwise the
+#: task's validation split, else a held-out `eval_fraction` of the training data
+VALIDATION_DATA = {
+    "sentiment": {
+        "gendered": "results/sentiment/imdb_gendered/validation.parquet",
+        "perturbed": "results/sentiment/imdb_gendered/validation.parquet",
+    },
+}
+#: IMDB-gendered's test split and its counterfactually perturbed version (appendix), scored
+#: by every sentiment model where a sentiment method trains on IMDB-gendered data
+IMDB_GENDERED_SETS = {
+    "imdb-gendered-test": "results/sentiment/imdb_gendered/test.parquet",
+    "imdb-gendered-perturbed-test": "results/sentiment/imdb_gendered/test_perturbed.parquet",
+} if any(METHOD_REGISTRY[m]["data"] in VALIDATION_DATA["sentiment"]
+         for m in TASK_METHODS.get("sentiment", [])) else {}
 #: the fairness set each task is measured on, before balancing (§5.1; appendix: SST)
 FAIRNESS_SOURCE = {
     "toxicity": "results/data/civil_comments/fairness_original.parquet",
@@ -171,6 +187,12 @@ def training_data_of(task, method):
     return TRAINING_DATA[task][METHOD_REGISTRY[method]["data"]]
 
 
+def validation_data_of(task, method):
+    """The validation split the method's fine-tuning selects on, or None (held out)."""
+    own = VALIDATION_DATA.get(task, {}).get(METHOD_REGISTRY[method]["data"])
+    return own or TASK_DATA[task].get("validation")
+
+
 def finetune_methods(task):
     """The task's fine-tuned methods and those its downstream-SentDebias methods start from."""
     needed = set(TASK_METHODS[task]) | {
@@ -190,8 +212,9 @@ def finetune_inputs(wildcards, task):
     the subspaces the upstream-SentDebias methods train with."""
     methods = finetune_methods(task)
     inputs = {"train": sorted({training_data_of(task, m) for m in methods})}
-    if "validation" in TASK_DATA[task]:
-        inputs["validation"] = TASK_DATA[task]["validation"]
+    validation = sorted({v for m in methods if (v := validation_data_of(task, m))})
+    if validation:
+        inputs["validation"] = validation
     inputs.update(base_model_input(wildcards.model))
     subspaces = sorted({s for m in methods if (s := upstream_subspace(wildcards.model, m))})
     if subspaces:
@@ -208,8 +231,9 @@ def finetune_args(wildcards, task):
     subspaces = [upstream_subspace(wildcards.model, m) or "none" for m in methods]
     if set(subspaces) != {"none"}:
         args += ["--sentdebias", *subspaces]
-    if "validation" in TASK_DATA[task]:
-        args += ["--validation", TASK_DATA[task]["validation"]]
+    validation = [validation_data_of(task, m) or "none" for m in methods]
+    if set(validation) != {"none"}:
+        args += ["--validation", *validation]
     return shlex.join(args)
 
 

@@ -7,7 +7,9 @@ wildcard_constraints:
 
 
 rule imdb_gendered:
-    """IMDB-gendered (appendix, Table 13 keywords): male/female reviews, split 40/30/30."""
+    """IMDB-gendered (appendix, Table 13 keywords): male/female reviews, split 40/30/30;
+    train and validation from IMDB train, test from IMDB test (no review both fitted and
+    scored)."""
     input:
         train=TASK_DATA["sentiment"]["train"],
         test=TASK_DATA["sentiment"]["test"],
@@ -28,8 +30,36 @@ rule imdb_gendered:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py perturb imdb-gendered"
-        " --input {input.train:q} {input.test:q} --settings {params.settings:q}"
+        " --train {input.train:q} --test {input.test:q} --settings {params.settings:q}"
         " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+
+
+rule imdb_gendered_perturbed_test:
+    """Perturbed-IMDB-gendered's test split (appendix): the test reviews and each one's
+    counterfactual into the other gender, by the code that perturbs the training set."""
+    input:
+        test="results/sentiment/imdb_gendered/test.parquet",
+        lexicon=PERTURBATION["lexicon"],
+    output:
+        data="results/sentiment/imdb_gendered/test_perturbed.parquet",
+        stats="results/sentiment/imdb_gendered/test_perturbed.json",
+    params:
+        settings=settings("identities", "attributes",
+                          "preprocess.civil_comments.identity_threshold",
+                          "perturbation.spacy_model", "fairness.attributes.sentiment"),
+    log:
+        "logs/imdb_gendered_perturbed_test.log",
+    benchmark:
+        "logs/benchmarks/imdb_gendered_perturbed_test.tsv"
+    resources:
+        **compute("light"),
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py perturb training --task sentiment"
+        " --input {input.test:q} --lexicon {input.lexicon:q} --identity-column gender"
+        " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}"
+        " > {log:q} 2>&1"
 
 
 rule fairness_sets:

@@ -93,6 +93,7 @@ SCORED_SETS = {
         **({"validation": data["validation"]} if "validation" in data else {}),
         "fairness-original": f"results/{task}/fairness/original.parquet",
         "fairness-balanced": f"results/{task}/fairness/balanced.parquet",
+        **(IMDB_GENDERED_SETS if task == "sentiment" else {}),
     }
     for task, data in TASK_DATA.items()
 }
@@ -109,6 +110,7 @@ for _task, _methods in TASK_METHODS.items():
         input:
             models=expand("results/models/{task}/{{model}}/{method}", task=_task, method=_methods),
             sets=list(SCORED_SETS[_task].values()),
+            leakage=f"results/{_task}/leakage.json",  # no model is scored on its training texts
         output:
             expand(
                 "results/predictions/{task}/{{model}}/{method}/{name}.parquet",

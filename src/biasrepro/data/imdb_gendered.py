@@ -6,6 +6,15 @@ both; IMDB-gendered keeps the Female and Male reviews (9,790 of 50K in the paper
 27% female) and splits them 40/30/30 "preserving the class ratio", here stratified by
 label and gender with :func:`biasrepro.data.split.stratified_split`.
 
+Which reviews go where: the appendix pools IMDB's train and test halves before splitting,
+but every sentiment model here is also scored on IMDB's test half and by BiasFinder, whose
+templates come from it. So the training and validation parts are drawn from IMDB's
+training reviews only (in the ratio train : validation) and the test part from IMDB's test
+reviews only, sized so that the three parts keep the configured proportions; the larger
+pool's surplus is left out (seeded, stratified). No review a model fits on is one it is
+scored on. The class counts and dataset biases of "all of IMDB-gendered" are still taken
+over every gendered review of both halves, as the appendix reports them.
+
 Keywords match whole words, case-insensitively ("her" not in "Hershey", "man" not in
 "manage", "he" not in "shell"; "he's" counts as "he"). Table 13 as printed, with two
 readings: the male "’ir" is taken to be "sir", whose first letter the text extraction lost
@@ -75,18 +84,16 @@ def gender_of(texts: Iterable[str]) -> np.ndarray:
 
 def _check_split(split: Mapping[str, float]) -> None:
     if set(split) != set(SPLITS) or any(
-            isinstance(v, bool) or not isinstance(v, int | float) or v < 0
+            isinstance(v, bool) or not isinstance(v, int | float) or v <= 0
             for v in split.values()) or not math.isclose(sum(split.values()), 1.0):
-        raise ConfigError(f"preprocess.imdb_gendered.split: {dict(split)} is not a share "
-                          f"for each of {', '.join(SPLITS)} summing to 1")
+        raise ConfigError(f"preprocess.imdb_gendered.split: {dict(split)} is not a positive "
+                          f"share for each of {', '.join(SPLITS)} summing to 1")
 
 
-def _read(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    if not frames:
-        raise DataError("no IMDB data given: IMDB-gendered needs the prepared reviews")
+def _read(frames: Sequence[pd.DataFrame], names: Sequence[str]) -> pd.DataFrame:
     parts = []
-    for k, frame in enumerate(frames, start=1):
-        where = f"IMDB input {k} of {len(frames)}"
+    for name, frame in zip(names, frames, strict=True):
+        where = f"IMDB {name}"
         for col in COLUMNS:
             if col not in frame.columns:
                 raise DataError(f"{where}: column missing (needs {', '.join(COLUMNS)})",
@@ -132,25 +139,60 @@ def gender_bias(df: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def _sizes(n_fit_pool: int, n_test_pool: int, split: Mapping[str, float]) -> tuple[int, int]:
+    """Rows taken from the train pool (train + validation) and the test pool (test): as many
+    as the configured proportions allow, the scarcer pool used in full."""
+    fit_share = split["train"] + split["validation"]
+    total = min(n_fit_pool / fit_share, n_test_pool / split["test"])
+    n_fit = min(n_fit_pool, int(math.floor(total * fit_share + 0.5)))
+    return n_fit, min(n_test_pool, int(math.floor(total * split["test"] + 0.5)))
+
+
+def _take(pool: pd.DataFrame, fractions: dict[str, float], seed: int) -> pd.Series:
+    """Each row's part (stratified by label × gender; "unused": left out)."""
+    strata = pool["label"].astype(str) + "|" + pool["gender"]
+    return stratified_split(pool, strata, fractions, seed, order_by="id")
+
+
 def build(
-    frames: Sequence[pd.DataFrame], *, split: Mapping[str, float], seed: int
+    train: pd.DataFrame, test: pd.DataFrame, *, split: Mapping[str, float], seed: int
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """IMDB-gendered from the prepared IMDB frames (``id``, ``text``, ``label``, ...).
+    """IMDB-gendered from the prepared IMDB ``train`` and ``test`` frames (``id``, ``text``,
+    ``label``, ...): train and validation parts from ``train``'s gendered reviews, the test
+    part from ``test``'s, in the proportions of ``split``.
 
     Returns the ``train``, ``validation`` and ``test`` frames (``id``, ``text``, ``label``,
     ``gender``; sorted by id) and statistics: rows read, reviews per class (with the neutral
-    ones' reasons), the male and female shares, per split and gender ``n`` / ``n_positive``
-    / ``positive_ratio``, and :func:`gender_bias` on the training split and on all of it.
+    ones' reasons), the male and female shares, each pool's gendered and used reviews, per
+    split and gender ``n`` / ``n_positive`` / ``positive_ratio``, and :func:`gender_bias` on
+    the training split and on all gendered reviews.
     """
     _check_split(split)
-    df = _read(frames)
+    frames = [train, test]
+    df = _read(frames, ("train", "test"))
     female, male = _contains(df["text"], "female"), _contains(df["text"], "male")
     df["gender"] = _label(female, male)
+    df["pool"] = np.repeat(["train", "test"], [len(train), len(test)])
     gendered = df[df["gender"] != "neutral"].reset_index(drop=True)
-    strata = gendered["label"].astype(str) + "|" + gendered["gender"]
-    parts = stratified_split(gendered, strata, split, seed, order_by="id")
-    out = {name: gendered[(parts == name).to_numpy()].sort_values("id", kind="stable")
-           .reset_index(drop=True) for name in SPLITS}
+    fit_pool = gendered[gendered["pool"] == "train"].reset_index(drop=True)
+    test_pool = gendered[gendered["pool"] == "test"].reset_index(drop=True)
+    if fit_pool.empty or test_pool.empty:
+        raise DataError(f"IMDB-gendered needs male or female reviews in both IMDB halves "
+                        f"(train: {len(fit_pool)}, test: {len(test_pool)})")
+    n_fit, n_test = _sizes(len(fit_pool), len(test_pool), split)
+    fit_share = split["train"] + split["validation"]
+    use = n_fit / len(fit_pool)
+    fit_parts = _take(fit_pool, {"train": use * split["train"] / fit_share,
+                                 "validation": use * split["validation"] / fit_share,
+                                 "unused": 1 - use}, seed)
+    test_parts = _take(test_pool, {"test": n_test / len(test_pool),
+                                   "unused": 1 - n_test / len(test_pool)}, seed)
+    columns = ["id", "text", "label", "gender"]
+    out = {}
+    for name in SPLITS:
+        pool, parts = (test_pool, test_parts) if name == "test" else (fit_pool, fit_parts)
+        out[name] = (pool.loc[(parts == name).to_numpy(), columns]
+                     .sort_values("id", kind="stable").reset_index(drop=True))
     n = len(gendered)
     counts = df["gender"].value_counts()
     stats = {
@@ -162,6 +204,11 @@ def build(
                                             & (df["gender"] == "neutral").to_numpy()).sum())},
         "gendered": {"n": n, "share": {g: int(counts.get(g, 0)) / n if n else None
                                        for g in GENDERS}},
+        "pools": {"train": {"source": "IMDB train", "gendered": len(fit_pool),
+                            "used": int((fit_parts != "unused").sum()),
+                            "parts": ["train", "validation"]},
+                  "test": {"source": "IMDB test", "gendered": len(test_pool),
+                           "used": int((test_parts != "unused").sum()), "parts": ["test"]}},
         "splits": {name: _groups(frame) for name, frame in out.items()},
         "bias": {"train": gender_bias(out["train"]), "all": gender_bias(gendered)},
     }

@@ -23,6 +23,9 @@ SETS = {
     "validation": "the task's validation split",
     "fairness-original": "the original fairness set (toxicity §5.1; sentiment: SST)",
     "fairness-balanced": "the balanced (perturbed) fairness set (toxicity §5.1)",
+    "imdb-gendered-test": "IMDB-gendered's test split (toxicity paper, appendix)",
+    "imdb-gendered-perturbed-test": "IMDB-gendered's test split with its counterfactuals "
+                                    "(the appendix's perturbed-IMDB-gendered)",
 }
 
 

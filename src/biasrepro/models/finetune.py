@@ -477,13 +477,15 @@ def finetune(spec: ModelSpec, *, task: str, train: Path, validation: Path | None
 
 @dataclass(frozen=True)
 class Run:
-    """One fine-tuning of :func:`finetune_runs`: its training data, where it writes, and the
-    upstream-SentDebias subspace it trains with (or none)."""
+    """One fine-tuning of :func:`finetune_runs`: its training data, where it writes, the
+    upstream-SentDebias subspace it trains with (or none) and its own validation split (or
+    none: the shared one, else a held-out ``eval_fraction``)."""
 
     train: Path
     out_dir: Path
     checkpoint_dir: Path
     sentdebias: Path | None = None
+    validation: Path | None = None
 
 
 def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
@@ -493,12 +495,17 @@ def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
     would alone. Every run's data is checked before the first trains; should a later run
     fail, the runs finished before it are removed too: all outputs or none."""
     s = _check_settings(settings)
+
+    def validation_of(run: Run) -> Path | None:
+        chosen = run.validation if run.validation is not None else validation
+        return None if chosen is None else Path(chosen)
+
     for run in runs:
-        _read_data(Path(run.train), None if validation is None else Path(validation), s)
+        _read_data(Path(run.train), validation_of(run), s)
     finished: list[Path] = []
     try:
         for run in runs:
-            finetune(spec, task=task, train=run.train, validation=validation,
+            finetune(spec, task=task, train=run.train, validation=validation_of(run),
                      settings=settings, out_dir=run.out_dir,
                      checkpoint_dir=run.checkpoint_dir, sentdebias=run.sentdebias)
             finished.append(Path(run.out_dir))

@@ -162,17 +162,18 @@ def _restratify(args: argparse.Namespace) -> None:
 def _imdb_gendered(args: argparse.Namespace) -> None:
     from biasrepro.data.imdb_gendered import build
 
-    frames = [read_parquet(p, what="prepared IMDB reviews") for p in args.input]
-    with in_file(", ".join(map(str, args.input))):
-        splits, stats = build(frames, split=_need(args.settings,
-                                                  "preprocess.imdb_gendered.split"),
+    train = read_parquet(args.train, what="prepared IMDB training reviews")
+    test = read_parquet(args.test, what="prepared IMDB test reviews")
+    with in_file(f"{args.train}, {args.test}"):
+        splits, stats = build(train, test, split=_need(args.settings,
+                                                       "preprocess.imdb_gendered.split"),
                               seed=_need(args.settings, "seed"))
     out = Path(args.out_dir)
     names = ("train", "validation", "test")
     with atomic_outputs(*(out / f"{n}.parquet" for n in names), out / "stats.json") as tmp:
         for name, path in zip(names, tmp, strict=False):
             write_parquet(splits[name], path)
-        write_json({"inputs": [str(p) for p in args.input], **stats}, tmp[-1])
+        write_json({"inputs": [str(args.train), str(args.test)], **stats}, tmp[-1])
     log.info("IMDB-gendered: %s", {n: len(splits[n]) for n in names})
 
 
@@ -229,8 +230,10 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
 
     g = psub.add_parser("imdb-gendered", help="the appendix's IMDB-gendered split",
                         description="Label prepared IMDB reviews male/female/neutral by the "
-                        "Table 13 keywords, keep male and female, split stratified.")
-    g.add_argument("--input", type=Path, nargs="+", required=True)
+                        "Table 13 keywords, keep male and female, split stratified: train and "
+                        "validation from IMDB's training reviews, test from its test reviews.")
+    g.add_argument("--train", type=Path, required=True, help="prepared IMDB train split")
+    g.add_argument("--test", type=Path, required=True, help="prepared IMDB test split")
     g.add_argument("--settings", type=settings_type, required=True)
     g.add_argument("--out-dir", type=Path, required=True)
     g.set_defaults(func=_imdb_gendered)
