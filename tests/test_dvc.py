@@ -259,7 +259,8 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
     def sst_dependent(p: Path) -> bool:  # SST is the sentiment appendix's fairness set
         rel = p.relative_to(checkout / "results").parts
         return ("sst" in rel or "summary" in p.name or rel[:2] == ("predictions", "sentiment")
-                or rel[:2] == ("sentiment", "fairness"))
+                or rel[:2] == ("sentiment", "fairness")
+                or rel[:2] in (("sentiment", "leakage.json"), ("sentiment", "leakage.md")))
 
     untouched = {p: p.stat().st_mtime_ns for p in (checkout / "results").rglob("*")
                  if p.is_file() and not sst_dependent(p)}
@@ -276,7 +277,8 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
         "fairness_sets_sentiment", "fairness_report_sentiment")
         or n.startswith("predict_sentiment_")}
     assert len(sentiment_fairness) == 3
-    assert _ran(second) == {"world_sst", "prepare_sst", "data_summary", *sentiment_fairness}
+    assert _ran(second) == {"world_sst", "prepare_sst", "data_summary",
+                            "leakage_check_sentiment", *sentiment_fairness}
     assert _ran(second) == _closure(stages, ["world_sst"], upstream=False) & built
     assert {p: p.stat().st_mtime_ns for p in untouched} == untouched
     summary = json.loads((checkout / "results/data/summary.json").read_text())
