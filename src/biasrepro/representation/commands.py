@@ -103,7 +103,7 @@ def load_model(model: str, registry: Mapping[str, Any] | None, *, head: str) -> 
     spec = resolve(model, registry)
     cls = AutoModelForMaskedLM if head == "mlm" else AutoModel
     try:
-        hf = cls.from_pretrained(spec.location, **_revision(spec))
+        hf = cls.from_pretrained(spec.location, use_safetensors=True, **_revision(spec))
     except (OSError, ValueError) as e:
         raise _cannot_load(spec, "a masked LM" if head == "mlm" else "an encoder", e) from None
     tokenizer = load_tokenizer(spec)
