@@ -84,17 +84,29 @@ def _paper_sentiment_setting(config: dict, model: str) -> dict:
     return training["named"][own or training["sentiment"]]
 
 
+def _gendered_rows(config: dict, split: str) -> float:
+    """An IMDB-gendered split by hand: train and validation from IMDB train's gendered
+    reviews, test from IMDB test's, the proportions kept (the scarcer half limits)."""
+    imdb = COSTS["datasets"]["imdb"]["download"]
+    f = config["preprocess"]["imdb_gendered"]["split"]
+    total = min(imdb["train"] * imdb["gendered_share"] / (f["train"] + f["validation"]),
+                imdb["test"] * imdb["gendered_share"] / f["test"])
+    return total * f[split]
+
+
 def test_a_scoring_job_costs_what_costs_yaml_says(planned) -> None:
-    """predict_sentiment: each sentiment method's model scores IMDB test and both SST sets,
-    as long as the model was trained (bert4doc: 128 tokens; tse: 512)."""
+    """predict_sentiment: each sentiment method's model scores IMDB test, both SST sets and
+    IMDB-gendered's test split with and without counterfactuals, as long as the model was
+    trained (bert4doc: 128 tokens; tse: 512)."""
     config = cfg.load(REPO / DEFAULT, REPO / PAPER)
     data, over = COSTS["datasets"], COSTS["overheads"]
     imdb, sst = data["imdb"]["download"], data["sst"]["download"]
     methods = len(config["methods"]["tasks"]["sentiment"])
+    gendered_test = _gendered_rows(config, "test") * (1 + imdb["perturbed_ratio"])
     total = 0.0
     for model in config["models"]["tasks"]["sentiment"]:
         length = _paper_sentiment_setting(config, model)["max_length"]
-        tokens = (imdb["test"] * min(imdb["tokens"], length)
+        tokens = ((imdb["test"] + gendered_test) * min(imdb["tokens"], length)
                   + sst["rows"] * (1 + sst["balanced_ratio"]) * min(sst["tokens"], length))
         total += over["job_s"] + methods * (over["run_s"] + seconds(
             False, tokens, math.ceil(tokens / COSTS["batching"]["predict_tokens"])))
@@ -129,22 +141,52 @@ def test_sentiment_finetuning_costs_its_named_setting(planned, model: str,
     assert cost.works(job) == (1, expected)
 
 
+def test_imdb_gendered_runs_validate_on_its_validation_split(planned) -> None:
+    """The appendix's runs select on IMDB-gendered's validation split (read from the job's
+    own command line), the baseline on a hold-out of its training reviews."""
+    config = cfg.load(REPO / DEFAULT, REPO / PAPER)
+    jobs, cost = planned[PAPER]
+    job = next(j for j in jobs if j.rule == "finetune_sentiment"
+               and j.wildcards["model"] == "albert-base-v2")
+    by_method = dict(zip((Path(o).name for o in job.output), job.validation, strict=True))
+    assert by_method["imdb-gendered"] == "results/sentiment/imdb_gendered/validation.parquet"
+    assert by_method["downstream-perturbed-data"] == by_method["imdb-gendered"]
+    assert by_method["baseline"] == "none"
+    s = config["models"]["training"]["named"]["tse"]
+    length = min(COSTS["datasets"]["imdb"]["download"]["batch_tokens"], s["max_length"])
+    train, held = _gendered_rows(config, "train"), _gendered_rows(config, "validation")
+    steps = math.ceil(train / s["batch_size"]) * s["epochs"]
+    evals = steps // s["eval_steps"]
+    one = plan.Job(rule="finetune_sentiment", wildcards={"model": "albert-base-v2"},
+                   output=["results/models/sentiment/albert-base-v2/imdb-gendered"],
+                   inputs=frozenset({"train", "validation"}), gpus=1, level=0,
+                   validation=(by_method["imdb-gendered"],))
+    assert cost.works(one) == (1, [
+        plan.Work(True, 84.93e6, train * length * s["epochs"], steps),
+        plan.Work(False, 84.93e6, held * length * evals,
+                  math.ceil(held / s["batch_size"]) * evals)])
+
+
 def test_a_finetuning_job_costs_what_costs_yaml_says(planned) -> None:
-    """finetune_toxicity: every trained toxicity method, 3 epochs each, validation per epoch."""
+    """finetune_toxicity: every trained toxicity method, 3 epochs each, validation per epoch,
+    on the Civil Comments rows of the kept source splits."""
     config = cfg.load(REPO / DEFAULT, REPO / PAPER)
     cc, over = COSTS["datasets"]["civil_comments"]["download"], COSTS["overheads"]
     s = config["models"]["training"]["toxicity"]
     assert isinstance(s, dict), "the paper profile's toxicity setting is no longer inline"
     split = config["preprocess"]["civil_comments"]["split"]
+    assert config["preprocess"]["civil_comments"]["splits"] == ["train"]
+    source_rows = cc["source_rows"]["train"]
     registry = config["methods"]["registry"]
     trained = [m for m in config["methods"]["tasks"]["toxicity"]
                if registry[m].get("sentdebias", {}).get("stage") != "downstream"]
     length, epochs, batch = min(cc["batch_tokens"], s["max_length"]), s["epochs"], s["batch_size"]
-    held = cc["rows"] * split["validation"]
+    held = source_rows * split["validation"]
     job = over["job_s"] + len(trained) * over["run_s"]
     for method in trained:
         kind = registry[method]["data"]
-        rows = cc["rows"] * split["train"] * (1 if kind == "original" else cc[f"{kind}_ratio"])
+        rows = source_rows * split["train"] * (1 if kind == "original"
+                                               else cc[f"{kind}_ratio"])
         job += seconds(True, rows * length * epochs, math.ceil(rows / batch) * epochs)
         job += seconds(False, held * length * epochs, math.ceil(held / batch) * epochs)
     jobs, model = planned[PAPER]

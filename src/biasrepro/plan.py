@@ -35,6 +35,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,9 @@ class Job:
     gpus: int
     #: longest chain of jobs before it in the DAG
     level: int
+    #: a fine-tuning job's validation file of each run, in output order (``none``: the run
+    #: holds out ``eval_fraction`` of its training data); empty for other jobs
+    validation: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,21 @@ def dag_jobs(configfile: Path, repo: Path) -> tuple[list[Job], dict[str, Any]]:
     return snakedag.dag_jobs(configfile, repo, lambda j, level: Job(
         rule=j.rule.name, wildcards=dict(j.wildcards), output=[str(o) for o in j.output],
         inputs=frozenset(j.input.keys()), gpus=int(j.resources.get("gpu", 0)), level=level,
+        validation=_run_values(dict(j.params.items()).get("runs"), "--validation",
+                               len(j.output)),
     ), config=ONE_GPU)
+
+
+def _run_values(runs: Any, option: str, n: int) -> tuple[str, ...]:
+    """The ``n`` per-run values of ``option`` in a fine-tuning job's ``runs`` parameter (the
+    command-line options the workflow passes to ``biasrepro finetune``), or ``()``."""
+    if not isinstance(runs, str):
+        return ()
+    args = shlex.split(runs)
+    if option not in args:
+        return ()
+    i = args.index(option) + 1
+    return tuple(args[i:i + n])
 
 
 def load_costs(path: Path) -> dict[str, Any]:
@@ -174,10 +192,43 @@ class CostModel:
                                          ("perturbed", "stratified", "perturbed_stratified")}}
             return train * ratio[kind]
         imdb = self.data("imdb")
-        gendered = ((imdb["train"] + imdb["test"]) * imdb["gendered_share"]
-                    * self.config["preprocess"]["imdb_gendered"]["split"]["train"])
+        gendered = self.gendered_rows("train")
         return {"original": float(imdb["train"]), "gendered": gendered,
                 "perturbed": gendered * imdb["perturbed_ratio"]}[kind]
+
+    def gendered_rows(self, split: str) -> float:
+        """Rows of an IMDB-gendered split (appendix): training and validation come from IMDB
+        train's gendered reviews, test from IMDB test's, in the configured proportions, the
+        scarcer half used in full (:func:`biasrepro.data.imdb_gendered.build`)."""
+        imdb = self.data("imdb")
+        f = self.config["preprocess"]["imdb_gendered"]["split"]
+        total = min(imdb["train"] * imdb["gendered_share"] / (f["train"] + f["validation"]),
+                    imdb["test"] * imdb["gendered_share"] / f["test"])
+        return total * f[split]
+
+    def validation_rows(self, task: str, path: str) -> float:
+        """Rows of a fine-tuning validation file: IMDB-gendered's validation split or the
+        task's own."""
+        if Path(path).parent.name == "imdb_gendered":
+            return self.gendered_rows("validation")
+        return self.split_rows(task, "validation")
+
+    def scored_rows(self, task: str, scored_set: str) -> tuple[float, float]:
+        """(rows, tokens per row) of a set ``biasrepro predict`` scores (a prediction file's
+        name: test, validation, fairness-original, fairness-balanced, imdb-gendered-test,
+        imdb-gendered-perturbed-test)."""
+        data = self.data(TASK_DATASET[task])
+        if scored_set in ("test", "validation"):
+            return self.split_rows(task, scored_set), data["tokens"]
+        if scored_set.startswith("fairness-"):
+            original, balanced = self.fairness_texts(task)
+            return original if scored_set == "fairness-original" else balanced
+        if scored_set == "imdb-gendered-test":
+            return self.gendered_rows("test"), data["tokens"]
+        if scored_set == "imdb-gendered-perturbed-test":
+            return self.gendered_rows("test") * data["perturbed_ratio"], data["tokens"]
+        raise BiasreproError(f"no size for the scored set {scored_set!r} "
+                             "(add it to src/biasrepro/plan.py CostModel.scored_rows)")
 
     def fairness_texts(self, task: str) -> list[tuple[float, float]]:
         """(rows, tokens per row) of the task's original and balanced fairness sets."""
@@ -231,10 +282,11 @@ class CostModel:
         length = min(self.data(TASK_DATASET[task])["batch_tokens"], s["max_length"])
         epochs, batch = s["epochs"], s["batch_size"]
         works = []
-        for method in (Path(o).name for o in job.output):
+        validation = job.validation or ("none",) * len(job.output)
+        for method, val in zip((Path(o).name for o in job.output), validation, strict=True):
             rows = self.training_rows(task, self.methods[method]["data"])
-            if "validation" in job.inputs:
-                train, held = rows, self.split_rows(task, "validation")
+            if val != "none":
+                train, held = rows, self.validation_rows(task, val)
             else:
                 held = rows * s["eval_fraction"]
                 train = rows - held
@@ -255,11 +307,11 @@ class CostModel:
         return Work(False, params, tokens, math.ceil(tokens / batch_tokens))
 
     def _predict(self, job: Job, task: str) -> tuple[int, list[Work]]:
-        """Each method's model scores the task's test split and both fairness sets."""
+        """Each method's model scores every set of the job's outputs (the test split, the
+        validation split where there is one, both fairness sets, IMDB-gendered's test sets)."""
         model = job.wildcards["model"]
         params, _ = self.model(model)
-        data = self.data(TASK_DATASET[task])
-        texts = [(self.split_rows(task, "test"), data["tokens"]), *self.fairness_texts(task)]
+        texts = [self.scored_rows(task, s) for s in sorted({Path(o).stem for o in job.output})]
         methods = sorted({Path(o).parent.name for o in job.output})
         length = self.training(task, model)["max_length"]
         return len(methods), [self._scoring(params, texts, length) for _ in methods]
@@ -305,6 +357,8 @@ class CostModel:
         cc = self.data("civil_comments")
         synthetic = self.split_rows("toxicity", "train") * (cc["stratified_ratio"] - 1)
         passes = math.ceil(r["aug_p"] * cc["words"])
+        if r.get("aug_max") is not None:
+            passes = min(passes, r["aug_max"])
         length = min(cc["batch_tokens"], self._cost("batching", "nlpaug_max_tokens"))
         batches = math.ceil(synthetic / self._cost("batching", "nlpaug_rows")) * passes
         return 1, [Work(False, params + head, synthetic * passes * length, batches)]
