@@ -438,3 +438,24 @@ def test_biasfinder_table4_says_how_the_compared_model_was_trained(own, expected
                 if c.table_id == "biasfinder-table4" and (c.row, c.column) == ("gender", "btc"))
     ours = pt.resolve(cell, res)
     assert ours.value == 30 and expected in ours.note
+
+
+def test_biasfinder_classes_of_a_characteristic_without_templates(tmp_path: Path) -> None:
+    """A characteristic that yielded no template has no class count, and says why."""
+    rows = [{"model": "bert-tiny", "method": "baseline", "threshold": "0.5",
+             "characteristic": c, "classes": k, "templates": t, "mutants": m, "btc": "0",
+             "possible_pairs": p, "btc_rate": r}
+            for c, k, t, m, p, r in (("gender", "", "0", "0", "0", ""),
+                                     ("occupation", "79", "2", "158", "6162", "0.0"),
+                                     ("country", "", "0", "0", "0", ""),
+                                     ("total", "", "2", "158", "6162", "0.0"))]
+    table = tmp_path / "table4.csv"
+    _write_csv(table, rows)
+    proc = _cli("--published", str(PUBLISHED), "--biasfinder", str(table), "--settings",
+                json.dumps({**SETTINGS, "biasfinder.methods": None}), "--out-dir",
+                str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    t4 = _rows(tmp_path / "out" / "biasfinder-table4.csv")
+    assert t4[("country", "classes")]["reason"].startswith(
+        "our run generated no template of this characteristic")
+    assert t4[("country", "templates")]["ours"] == "0"

@@ -504,6 +504,9 @@ def _biasfinder_table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
     row = _lookup(res.biasfinder, (model, method, char), "biasfinder", res)
     ours.note = "; ".join(n for n in (ours.note, _biasfinder_scale(char, row)) if n)
     if col == "classes" and not row.get("classes"):
+        if str(row.get("templates", "")).strip() in ("0", "0.0"):
+            raise _NoCell("our run generated no template of this characteristic, so no "
+                          "mutant shows its classes")
         raise _NoCell("our Table 4 has no class count for this characteristic (rerun "
                       "`biasrepro biasfinder btc`)")
     return _number(row[col])
