@@ -418,6 +418,11 @@ def test_paper_profile_rehearsal(tmp_path: Path, served: tuple[Path, str],
     assert summary["imdb"]["test"]["n"] == 2 * IMDB_PER_POLARITY["test"]
     sst = pd.read_parquet(repo / "results/data/sst/fairness.parquet")
     assert len(sst) == 462
+    civil = json.loads((repo / "results/data/civil_comments/identity_stats.json").read_text())
+    assert civil["format"] == paper["datasets"]["civil_comments"]["format"]
+    kept = paper["preprocess"]["civil_comments"].get("splits", "all")
+    if kept != "all":  # the stand-in has rows of every source split; the others are dropped
+        assert civil["source_splits"]["kept"] == kept and civil["source_splits"]["dropped"] > 0
 
     # the models: the Hub ids at their revisions; every method of each task
     models = paper["models"]["tasks"]
@@ -445,6 +450,8 @@ def test_paper_profile_rehearsal(tmp_path: Path, served: tuple[Path, str],
     # filter, so gender and country may have none, occupation (no coreference) has some
     assert set(table["characteristic"]) == {*paper["biasfinder"]["characteristics"], "total"}
     assert (table.loc[table["characteristic"] == "occupation", "templates"] > 0).all()
+    if "lists" in table.columns:  # the word lists the profile names (BiasFinder's own)
+        assert set(table["lists"]) == {paper["biasfinder"].get("lists", "project")}
 
     # representation bias: Table 4 of every model with each attribute's subspace
     rep = pd.read_csv(repo / "results/representation/table4.csv")
