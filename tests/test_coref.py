@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures.tiny_coref import tiny_fcoref
+from fixtures.tiny_coref import pronoun_fcoref, tiny_fcoref
 
 from biasrepro.biasfinder.wordlists import load
 from biasrepro.errors import ConfigError, ModelError
@@ -139,6 +139,16 @@ def test_fastcoref_backend_runs_the_real_code_path(nlp, tiny_model):
             assert all(0 <= s < e <= len(doc.text) for s, e in cluster)
             assert all(doc.char_span(s, e) is not None for s, e in cluster)
     assert backend.clusters([]) == []
+
+
+def test_hand_set_fcoref_clusters_each_genders_pronouns(nlp, tmp_path):
+    """The fixture behind the paper-profile rehearsal's gender templates."""
+    text = "Maria said she loved her brother. He thanked him and his dog, but the dog left."
+    path = pronoun_fcoref(tmp_path / "pronouns", [text], {"female": ("maria",)})
+    doc = nlp(text)
+    (clusters,) = FastCoref(path, nlp=nlp, kind="FCoref", device="cpu").clusters([doc])
+    words = [[doc.text[s:e] for s, e in cluster] for cluster in clusters]
+    assert sorted(words) == [["He", "him", "his"], ["Maria", "she", "her"]]
 
 
 def test_lingmess_kind_loads_and_predicts(nlp, tmp_path):
