@@ -313,3 +313,16 @@ def test_cli_refuses_an_unpinned_download_unless_allowed(server, tmp_path):
                           timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(lock.read_text())["files"][f"{server}/data.bin"]["sha256"] == SHA
+
+
+def test_the_workflow_passes_the_configs_opt_in_through_the_environment(monkeypatch) -> None:
+    """``downloads.allow_unpinned: true`` reaches the download jobs as the environment variable
+    the command reads; false or absent leaves the environment as it was."""
+    from biasrepro.data import download
+
+    monkeypatch.delenv(download.ALLOW_ENV, raising=False)
+    download.opt_in_from_config({"downloads": {"allow_unpinned": False}})
+    download.opt_in_from_config({})
+    assert not download.allowed_by_env()
+    download.opt_in_from_config({"downloads": {"allow_unpinned": True}})
+    assert download.allowed_by_env()

@@ -12,6 +12,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
 from biasrepro import gpu as brgpu  # noqa: E402
+from biasrepro.data import download as brdownload  # noqa: E402
 from biasrepro.models import training as brtraining  # noqa: E402  (stdlib only)
 from biasrepro.errors import ConfigError  # noqa: E402
 
@@ -27,6 +28,10 @@ if not workflow.deployment_settings.deployment_method:
     os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.getenv("PATH", "")]))
 
 CONDA_ENV = "../../envs/biasrepro.yaml"
+
+# `downloads.allow_unpinned` reaches the download jobs through the environment, not a rule
+# parameter, so switching it off after a first download does not rerun finished downloads
+brdownload.opt_in_from_config(config)
 
 
 COMPUTE = config["compute"]
@@ -277,7 +282,7 @@ def download_command(wildcards):
     args = ["--url", f["url"]]
     for key in ("sha256", "git_blob", "size", "min_size"):
         if key in f:
-            args += ["--" + key.replace("_", "-"), str(f[key])]
+            args += [f"--{key.replace('_', '-')}", str(f[key])]
     if "format" in config["datasets"][wildcards.dataset]:
         args += ["--format", config["datasets"][wildcards.dataset]["format"]]
     return shlex.join(args)
@@ -737,7 +742,36 @@ def figure_inputs(wildcards=None):
 
 
 def figure_args(wildcards, input):
-    args = [f"--{task} {shlex.quote(input[task + '_report'])}" for task in TASKS_RUN]
+    args = [f"--{task} {shlex.quote(input[f'{task}_report'])}" for task in TASKS_RUN]
     if "biasfinder" in input.keys():
         args.append(f"--biasfinder {shlex.quote(input.biasfinder)}")
     return " ".join(args)
+
+
+# -- the leakage check (rules/leakage.smk) -------------------------------------------
+
+def leakage_plan(task):
+    """Per method: the files its models fit on (training data, validation split) and the
+    files they are scored on (SCORED_SETS, BiasFinder's corpus and mutants); a scored file
+    that is also fitted on (the validation split, scored for its own metrics) is left out."""
+    methods = []
+    for method in TASK_METHODS[task]:
+        fitted = {"train": training_data_of(task, method)}
+        if validation := validation_data_of(task, method):
+            fitted["validation"] = validation
+        scored = dict(SCORED_SETS[task])
+        if task == "sentiment" and method in BF_METHODS:
+            scored["biasfinder-corpus"] = biasfinder_corpus(None)
+            scored.update({
+                f"biasfinder-mutants-{c}": f"results/biasfinder/{BF_CORPUS}/mutants/{c}.parquet"
+                for c in BF_CHARACTERISTICS})
+        scored = {n: p for n, p in scored.items() if p not in fitted.values()}
+        methods.append({"method": method, "models": config["models"]["tasks"][task],
+                        "fitted": fitted, "scored": scored})
+    return {"task": task, "methods": methods}
+
+
+def leakage_inputs(wildcards):
+    plan = leakage_plan(wildcards.task)
+    return sorted({p for m in plan["methods"] for sets in (m["fitted"], m["scored"])
+                   for p in sets.values()})

@@ -64,11 +64,6 @@ rule world_sst:
         " --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
 
 
-# `downloads.allow_unpinned` reaches the command outside the rule's params, so that opting in
-# for a first download (recorded in config/downloads.lock) does not rerun the download later.
-ALLOW_UNPINNED = "--allow-unpinned" if config.get("downloads", {}).get("allow_unpinned") else ""
-
-
 rule download:
     """Fetch one pinned file; refused unless it matches its sha256, git blob id or lock entry
     (a file nothing pins: only with downloads.allow_unpinned, recorded in the lock)."""
@@ -86,7 +81,7 @@ rule download:
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py download {params.args} {ALLOW_UNPINNED}"
+        "python workflow/scripts/biasrepro.py download {params.args}"
         " --out {output:q} > {log:q} 2>&1"
 
 

@@ -140,7 +140,7 @@ rule model_metrics:
             for task, sets in SCORED_SETS.items()
             for name in sets
             for path in task_jobs(
-                "results/predictions/{task}/{model}/{method}/" + name + ".parquet", [task]
+                f"results/predictions/{{task}}/{{model}}/{{method}}/{name}.parquet", [task]
             )
         ],
     output:

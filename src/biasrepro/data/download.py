@@ -149,6 +149,15 @@ def allowed_by_env() -> bool:
     return os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
+def opt_in_from_config(config: dict) -> None:
+    """Set :data:`ALLOW_ENV` for the jobs of a run whose configuration opts in
+    (``downloads.allow_unpinned: true``). The workflow passes the opt-in this way, not as a
+    rule parameter, so switching it off after the first download (recorded in the lock
+    file) does not rerun finished downloads."""
+    if (config.get("downloads") or {}).get("allow_unpinned"):
+        os.environ[ALLOW_ENV] = "1"
+
+
 def fetch(url: str, *, out: Path, sha256: str | None = None, git_blob: str | None = None,
           size: int | None = None, min_size: int | None = None, expect: str | None = None,
           lock: str | Path = LOCK_PATH, allow_unpinned: bool = False) -> None:
