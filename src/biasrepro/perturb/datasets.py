@@ -196,10 +196,7 @@ def perturbed_training_set(
                     cf[identity_column] = h
                 frames.append(cf.assign(_row=rows[ok], _rank=1 + gs.index(h)))
                 n_cf[attr] += len(cf)
-    out = (pd.concat(frames, ignore_index=True)
-           .sort_values(["_row", "_rank"], kind="stable")
-           .drop(columns=["_row", "_rank"])
-           .reset_index(drop=True))
+    out = _in_source_order(frames)
 
     def summary(frame: pd.DataFrame) -> dict[str, Any]:
         y = frame["label"].to_numpy()
@@ -276,10 +273,7 @@ def _perturb_every_mention(train: pd.DataFrame, swapper: Swapper,
             rank = 1 + a * (max(map(len, groups.values())) + 1) + gs.index(h)
             frames.append(cf.assign(_row=rows, _rank=rank))
             n_cf[attr] += len(cf)
-    out = (pd.concat(frames, ignore_index=True)
-           .sort_values(["_row", "_rank"], kind="stable")
-           .drop(columns=["_row", "_rank"])
-           .reset_index(drop=True))
+    out = _in_source_order(frames)
 
     def summary(frame: pd.DataFrame) -> dict[str, Any]:
         y = frame["label"].to_numpy()
@@ -289,6 +283,15 @@ def _perturb_every_mention(train: pd.DataFrame, swapper: Swapper,
     stats = {"select": select, "selected": selected, "before": summary(train),
              "after": summary(out), "counterfactuals": n_cf, "no_identity_term": no_term}
     return out, stats
+
+
+def _in_source_order(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The source rows and their counterfactuals as one table: each source row (``_row``)
+    followed by its counterfactuals in ``_rank`` order; the two ordering columns dropped."""
+    return (pd.concat(frames, ignore_index=True)
+            .sort_values(["_row", "_rank"], kind="stable")
+            .drop(columns=["_row", "_rank"])
+            .reset_index(drop=True))
 
 
 def _membership(texts: np.ndarray, values: np.ndarray, column: Mapping[str, int],
