@@ -181,28 +181,34 @@ def test_biasfinder_table4_reports_rates_pairs_and_classes(tmp_path: Path) -> No
              "lists": "original", "occupation_templates": "first", "characteristic": c,
              "classes": k, "templates": t, "mutants": "1", "btc": b, "possible_pairs": p,
              "btc_rate": str(int(b) / int(p))}
-            for c, k, t, b, p in (("gender", "2", "10", "30", "1200"),
-                                  ("occupation", "79", "20", "600", "61620"),
+            for c, k, t, b, p in (("gender", "2.0", "10", "30", "1200"),
+                                  ("occupation", "79.0", "20", "600", "61620"),
                                   ("country", "25", "5", "40", "1500"),
                                   ("total", "", "35", "670", "64320"))]
     table = tmp_path / "table4.csv"
     _write_csv(table, rows)
     out = tmp_path / "out"
+    settings = {**SETTINGS, "biasfinder.methods": None, "models.training.sentiment": "tse",
+                "models.training.named.tse": TSE}
     proc = _cli("--published", str(PUBLISHED), "--biasfinder", str(table), "--settings",
-                json.dumps({**SETTINGS, "biasfinder.methods": None}), "--out-dir", str(out))
+                json.dumps(settings), "--out-dir", str(out))
     assert proc.returncode == 0, proc.stderr
     t4 = _rows(out / "biasfinder-table4.csv")
+    # the command passes the training settings through to every cell's note
+    assert all("ours fine-tuned with setting 'tse'" in r["our_note"] for r in t4.values())
     country = t4[("country", "classes")]
     assert (country["ours"], country["published"], country["difference"]) == ("25", "26", "-1")
     assert t4[("occupation", "classes")]["difference"] == "0"
     assert ("total", "classes") not in t4
     note = t4[("occupation", "btc")]["our_note"]
-    assert note == ("ours, occupation: BTC rate 0.0097 over 61,620 possible pairs between 79 "
-                    "classes; word lists: original, occupation templates: first")
+    assert note.endswith(" | ours, occupation: BTC rate 0.0097 over 61,620 possible pairs "
+                         "between 79 classes; word lists: original, occupation templates: "
+                         "first")
     md = (out / "biasfinder-table4.md").read_text(encoding="utf-8")
     assert "#Classes" in md and "| Country-of-Origin | 5 / 2,344 (-2,339) | 40 / 5,296 " \
         "(-5,256) | 25 / 26 (-1) |" in md
-    assert "- ours, total: BTC rate 0.0104 over 64,320 possible pairs; word lists" in md
+    assert "\n- ours, total: BTC rate 0.0104 over 64,320 possible pairs; word lists" in md
+    assert md.count("ours fine-tuned with setting 'tse'") == 1   # one line for every cell
 
 
 def test_the_papers_checkpoint_is_not_a_stand_in() -> None:

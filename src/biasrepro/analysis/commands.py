@@ -167,8 +167,10 @@ def _paper_tables(args: argparse.Namespace) -> None:
     keys = ["models.registry", "models.tasks", "methods.tasks"]
     keys += ["representation.models"] if args.representation is not None else []
     keys += ["biasfinder.methods"] if args.biasfinder is not None else []
-    write_paper_tables(published=args.published,
-                       settings={k: _need(args.settings, k) for k in keys},
+    # the required keys, and every other key given (how the compared models were trained,
+    # which rows the debiased training sets used): the tables' notes read them
+    settings = {**args.settings, **{k: _need(args.settings, k) for k in keys}}
+    write_paper_tables(published=args.published, settings=settings,
                        out_dir=args.out_dir, biasfinder=args.biasfinder,
                        toxicity=args.toxicity, sentiment=args.sentiment,
                        representation=args.representation, classification=args.classification)

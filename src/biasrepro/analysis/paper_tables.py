@@ -130,6 +130,10 @@ class PublishedCell:
                          column=column)
 
 
+#: between the separate notes of one cell (the Markdown lists each once, as its own line)
+NOTE_SEP = " | "
+
+
 @dataclass
 class Ours:
     """Our side of one cell: a value, or the reason there is none."""
@@ -452,7 +456,9 @@ def _biasfinder_scale(char: str, row: Mapping[str, str]) -> str:
     rate = f"{float(rate):.4f}" if rate not in ("", None) else "?"
     pairs = row.get("possible_pairs", "")
     pairs = f"{int(float(pairs)):,}" if pairs not in ("", None) else "?"
-    classes = "" if char == "total" else f" between {text('classes')} classes"
+    classes = row.get("classes", "")
+    classes = (f"{int(float(classes))}" if classes not in ("", None) else "?")
+    classes = "" if char == "total" else f" between {classes} classes"
     return (f"ours, {_label(char).lower()}: BTC rate {rate} over {pairs} possible "
             f"pairs{classes}; word lists: {text('lists')}, occupation templates: "
             f"{text('occupation_templates')}")
@@ -499,10 +505,10 @@ def _biasfinder_table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
     col = _check(cell, cell.column, ("templates", "btc", "classes"), "column", "column")
     _given(res, "biasfinder")
     model = _model(res, "models.tasks.sentiment", "bert", ours)
-    ours.note = "; ".join(n for n in (ours.note, _biasfinder_training(res, model)) if n)
+    ours.note = NOTE_SEP.join(n for n in (ours.note, _biasfinder_training(res, model)) if n)
     method = _method(res, "biasfinder", "baseline")
     row = _lookup(res.biasfinder, (model, method, char), "biasfinder", res)
-    ours.note = "; ".join(n for n in (ours.note, _biasfinder_scale(char, row)) if n)
+    ours.note = NOTE_SEP.join(n for n in (ours.note, _biasfinder_scale(char, row)) if n)
     if col == "classes" and not row.get("classes"):
         if str(row.get("templates", "")).strip() in ("0", "0.0"):
             raise _NoCell("our run generated no template of this characteristic, so no "
@@ -876,8 +882,9 @@ def _markdown(tid: str, records: Sequence[Mapping[str, str]]) -> str:
             kind = (f"{r['our_source']} stand-in" if r["stand_in"] == "yes"
                     else "the paper's checkpoint")
             models[r["paper_model"]] = f"{r['paper_model']} → {r['our_model']} ({kind})"
-        if r["our_note"] and r["our_note"] not in notes:
-            notes.append(r["our_note"])
+        for note in filter(None, r["our_note"].split(NOTE_SEP)):
+            if note not in notes:
+                notes.append(note)
         flag = tid == "toxicity-table10"
         count = r["unit"].startswith("count")
         pub = r["published"]
