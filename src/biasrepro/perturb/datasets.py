@@ -166,15 +166,7 @@ def perturbed_training_set(
         _require(train, ["id", "text", "label", identity_column])
         group_of = train[identity_column].astype("string").fillna("").to_numpy(str)
         stat_groups = [g for gs in groups.values() for g in gs]
-    ids = _ids(train, "id")
-    labels = _labels(train, "label", ids)
-    texts = _texts(train, ids)
-
-    base = train.copy()
-    base["id"] = ids
-    base["label"] = labels
-    base["source_id"] = ids
-    base["is_counterfactual"] = False
+    texts, base = _source_rows(train)
     frames = [base.assign(_row=np.arange(len(train)), _rank=0)]
     n_cf = {attr: 0 for attr in groups}
     no_term: dict[str, int] = {}
@@ -226,16 +218,9 @@ def _perturb_every_mention(train: pd.DataFrame, swapper: Swapper,
     its counterfactuals by attribute and group order. Statistics as the single-identity case,
     plus ``select`` and ``selected`` (rows selected per attribute).
     """
-    ids = _ids(train, "id")
-    labels = _labels(train, "label", ids)
-    texts = _texts(train, ids)
+    texts, base = _source_rows(train)
     values = train[list(identities)].to_numpy(dtype="float64")
     column = {g: identities.index(g) for g in identities}
-    base = train.copy()
-    base["id"] = ids
-    base["label"] = labels
-    base["source_id"] = ids
-    base["is_counterfactual"] = False
     frames = [base.assign(_row=np.arange(len(train)), _rank=0)]
     n_cf: dict[str, int] = {}
     selected: dict[str, int] = {}
@@ -283,6 +268,20 @@ def _perturb_every_mention(train: pd.DataFrame, swapper: Swapper,
     stats = {"select": select, "selected": selected, "before": summary(train),
              "after": summary(out), "counterfactuals": n_cf, "no_identity_term": no_term}
     return out, stats
+
+
+def _source_rows(train: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """The checked texts of a training table, and the table as the source rows of a
+    perturbed set: checked ids and labels, ``source_id`` = ``id``, not counterfactual."""
+    ids = _ids(train, "id")
+    labels = _labels(train, "label", ids)
+    texts = _texts(train, ids)
+    base = train.copy()
+    base["id"] = ids
+    base["label"] = labels
+    base["source_id"] = ids
+    base["is_counterfactual"] = False
+    return texts, base
 
 
 def _in_source_order(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
