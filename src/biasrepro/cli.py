@@ -44,33 +44,6 @@ def _settings(value: str) -> dict[str, Any]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _need(settings: dict[str, Any], key: str) -> Any:
-    """A dotted key from ``--settings`` (inline subset or whole config).
-
-    An inline subset may hold the key itself, a key above it (``models.training`` for
-    ``models.training.toxicity``) or keys below it (``models.registry.bert-tiny`` for
-    ``models.registry``, which then yields just those entries).
-    """
-    if "__config__" in settings:
-        return cfg.get(settings["__config__"], key)
-    if key in settings:
-        return settings[key]
-    parts = key.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        above = ".".join(parts[:i])
-        if above in settings:
-            node = settings[above]
-            for part in parts[i:]:
-                if not isinstance(node, dict) or part not in node:
-                    raise ConfigError(f"--settings lacks the key '{key}'")
-                node = node[part]
-            return node
-    below = {k[len(key) + 1:]: v for k, v in settings.items() if k.startswith(key + ".")}
-    if below:
-        return below
-    raise ConfigError(f"--settings lacks the key '{key}'")
-
-
 def _split_inputs(values: Sequence[str]) -> Path | dict[str, Path]:
     """``--input PATH`` or ``--input train=PATH --input test=PATH``."""
     if len(values) == 1 and "=" not in values[0]:
@@ -92,26 +65,26 @@ def _world(args: argparse.Namespace) -> None:
 
     s = args.settings
     if args.corpus == "benchmarks":  # deterministic: no seed
-        benchmarks.generate(_need(s, "models.embedded.stereotypes.associations"),
-                            attributes=_need(s, "attributes"), out_dir=args.out_dir)
+        benchmarks.generate(cfg.need(s, "models.embedded.stereotypes.associations"),
+                            attributes=cfg.need(s, "attributes"), out_dir=args.out_dir)
         return
-    seed = _need(s, "seed")
+    seed = cfg.need(s, "seed")
     if args.corpus == "stereotypes":
-        stereotypes.generate(_need(s, "models.embedded.stereotypes"), seed=seed,
+        stereotypes.generate(cfg.need(s, "models.embedded.stereotypes"), seed=seed,
                              out_dir=args.out_dir)
     elif args.corpus == "reviews":
-        reviews.generate(_need(s, "world.reviews"), seed=seed, out_dir=args.out_dir)
+        reviews.generate(cfg.need(s, "world.reviews"), seed=seed, out_dir=args.out_dir)
     elif args.corpus == "comments":
         comments.generate(
-            _need(s, "world.comments"),
+            cfg.need(s, "world.comments"),
             seed=seed,
-            identities=_need(s, "identities"),
-            attributes=_need(s, "attributes"),
-            preprocess=_need(s, "preprocess.civil_comments"),
+            identities=cfg.need(s, "identities"),
+            attributes=cfg.need(s, "attributes"),
+            preprocess=cfg.need(s, "preprocess.civil_comments"),
             out_dir=args.out_dir,
         )
     else:
-        sst.generate(_need(s, "world.sst"), seed=seed, out_dir=args.out_dir)
+        sst.generate(cfg.need(s, "world.sst"), seed=seed, out_dir=args.out_dir)
 
 
 def _download(args: argparse.Namespace) -> None:
@@ -137,9 +110,9 @@ def _prepare(args: argparse.Namespace) -> None:
             Path(args.input[0]),
             fmt=args.format,
             member=args.member,
-            identities=_need(s, "identities"),
-            settings=_need(s, "preprocess.civil_comments"),
-            seed=_need(s, "seed"),
+            identities=cfg.need(s, "identities"),
+            settings=cfg.need(s, "preprocess.civil_comments"),
+            seed=cfg.need(s, "seed"),
             out_dir=args.out_dir,
         )
     else:
@@ -154,9 +127,9 @@ def _summary(args: argparse.Namespace) -> None:
     s = args.settings
     summary.write(
         args.data_dir,
-        attributes=_need(s, "attributes"),
-        identities=_need(s, "identities"),
-        identity_threshold=_need(s, "preprocess.civil_comments")["identity_threshold"],
+        attributes=cfg.need(s, "attributes"),
+        identities=cfg.need(s, "identities"),
+        identity_threshold=cfg.need(s, "preprocess.civil_comments")["identity_threshold"],
         out_json=args.out_json,
         out_md=args.out_md,
     )
@@ -166,12 +139,12 @@ def _pretrain(args: argparse.Namespace) -> None:
     from biasrepro.models import embedded
 
     s = args.settings
-    entry = _need(s, "models.registry")[args.model]
+    entry = cfg.need(s, "models.registry")[args.model]
     embedded.build(
         args.model,
         architecture=entry["architecture"],
-        settings=_need(s, "models.embedded"),
-        seed=_need(s, "seed"),
+        settings=cfg.need(s, "models.embedded"),
+        seed=cfg.need(s, "seed"),
         corpus=[Path(p) for p in args.corpus],
         out_dir=args.out_dir,
     )
@@ -182,15 +155,15 @@ def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[s
     it picks, with the registry entry's overrides and the seed (models/training.py)."""
     from biasrepro.models import training
 
-    registry = _need(settings, "models.registry")
+    registry = cfg.need(settings, "models.registry")
     if model not in registry:
         raise ConfigError(f"model {model!r} is not in models.registry "
                           f"(registered: {', '.join(sorted(registry))})")
-    task_training = _need(settings, f"models.training.{task}")
+    task_training = cfg.need(settings, f"models.training.{task}")
     own = registry[model].get("training", {}).get(task)
-    named = {name: _need(settings, f"models.training.named.{name}")
+    named = {name: cfg.need(settings, f"models.training.named.{name}")
              for name in training.used_names(task_training, own)}
-    return training.resolve(task_training, own, named, seed=_need(settings, "seed"),
+    return training.resolve(task_training, own, named, seed=cfg.need(settings, "seed"),
                             task=task, model=model)
 
 
@@ -210,7 +183,7 @@ def _finetune(args: argparse.Namespace) -> None:
     if len({len(values) for values in given.values()}) != 1:
         raise ConfigError("give one value per fine-tuning to each of " + ", ".join(
             f"{name} (got {len(values)})" for name, values in given.items()))
-    spec = resolve(args.model, _need(s, "models.registry"))
+    spec = resolve(args.model, cfg.need(s, "models.registry"))
     finetune.finetune_runs(
         spec,
         task=args.task,
@@ -229,7 +202,7 @@ def _predict(args: argparse.Namespace) -> None:
     from biasrepro.models import predict
     from biasrepro.models.load import resolve
 
-    registry = _need(args.settings, "models.registry") if args.settings else None
+    registry = cfg.need(args.settings, "models.registry") if args.settings else None
     predict.predict_models(
         [resolve(model, registry) for model in args.model],
         args.input,

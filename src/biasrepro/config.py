@@ -331,3 +331,30 @@ def config_sha256(config: Mapping[str, Any]) -> str:
 def settings_json(config: Mapping[str, Any], *keys: str) -> str:
     """``subset`` as compact canonical JSON, for a rule's command line."""
     return json.dumps(subset(config, *keys), sort_keys=True, separators=(",", ":"))
+
+
+def need(settings: dict[str, Any], key: str) -> Any:
+    """A dotted key from ``--settings`` (inline subset or whole config).
+
+    An inline subset may hold the key itself, a key above it (``models.training`` for
+    ``models.training.toxicity``) or keys below it (``models.registry.bert-tiny`` for
+    ``models.registry``, which then yields just those entries).
+    """
+    if "__config__" in settings:
+        return get(settings["__config__"], key)
+    if key in settings:
+        return settings[key]
+    parts = key.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        above = ".".join(parts[:i])
+        if above in settings:
+            node = settings[above]
+            for part in parts[i:]:
+                if not isinstance(node, dict) or part not in node:
+                    raise ConfigError(f"--settings lacks the key '{key}'")
+                node = node[part]
+            return node
+    below = {k[len(key) + 1:]: v for k, v in settings.items() if k.startswith(key + ".")}
+    if below:
+        return below
+    raise ConfigError(f"--settings lacks the key '{key}'")

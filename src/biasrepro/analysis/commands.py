@@ -12,12 +12,12 @@ from typing import Any
 
 def _cross_study(args: argparse.Namespace) -> None:
     from biasrepro.analysis.cross_study import write_cross_study
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
     s = args.settings
-    settings = {"threshold": _need(s, "fairness.threshold"),
-                "confidence": _need(s, "fairness.bootstrap.confidence"),
-                "attributes": _need(s, "fairness.attributes")}
+    settings = {"threshold": need(s, "fairness.threshold"),
+                "confidence": need(s, "fairness.bootstrap.confidence"),
+                "attributes": need(s, "fairness.attributes")}
     write_cross_study(settings=settings, out_dir=args.out_dir, biasfinder=args.biasfinder,
                       sentiment_gaps=args.sentiment_gaps,
                       toxicity_balanced=args.toxicity_balanced,
@@ -106,10 +106,10 @@ def _add_metrics(asub: Any) -> None:
 
 def _record(args: argparse.Namespace) -> None:
     from biasrepro.analysis.record import write_record
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
     write_record(out=args.out, config_sha256=args.config_sha256, configfiles=args.configfiles,
-                 data=args.data, tables=args.tables, seed=_need(args.settings, "seed"))
+                 data=args.data, tables=args.tables, seed=need(args.settings, "seed"))
 
 
 def _add_record(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
@@ -162,14 +162,14 @@ def _add_figures(asub: Any) -> None:
 
 def _paper_tables(args: argparse.Namespace) -> None:
     from biasrepro.analysis.paper_tables import write_paper_tables
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
     keys = ["models.registry", "models.tasks", "methods.tasks"]
     keys += ["representation.models"] if args.representation is not None else []
     keys += ["biasfinder.methods"] if args.biasfinder is not None else []
     # the required keys, and every other key given (how the compared models were trained,
     # which rows the debiased training sets used): the tables' notes read them
-    settings = {**args.settings, **{k: _need(args.settings, k) for k in keys}}
+    settings = {**args.settings, **{k: need(args.settings, k) for k in keys}}
     write_paper_tables(published=args.published, settings=settings,
                        out_dir=args.out_dir, biasfinder=args.biasfinder,
                        toxicity=args.toxicity, sentiment=args.sentiment,

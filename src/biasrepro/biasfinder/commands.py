@@ -17,16 +17,11 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.config import need
 from biasrepro.data.tables import read_parquet
 from biasrepro.errors import DataError
 
 log = logging.getLogger(__name__)
-
-
-def _need(settings: dict[str, Any], key: str) -> Any:
-    from biasrepro.cli import _need as need
-
-    return need(settings, key)
 
 
 def _optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
@@ -35,7 +30,7 @@ def _optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
     if not settings:
         return default
     try:
-        return _need(settings, key)
+        return need(settings, key)
     except ConfigError:
         return default
 
@@ -47,9 +42,9 @@ def _wordlists(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import names
     from biasrepro.io import atomic_outputs
 
-    seed = _need(args.settings, "seed")
-    n = _need(args.settings, "biasfinder.names")
-    c = _need(args.settings, "biasfinder.countries")
+    seed = need(args.settings, "seed")
+    n = need(args.settings, "biasfinder.names")
+    c = need(args.settings, "biasfinder.countries")
     source = args.nam_dict or names.nam_dict_path()
     people = names.generate_names(source, n=n["n"], seed=seed,
                                   min_frequency=n["min_frequency"], country=n["country"])

@@ -200,7 +200,7 @@ def register(sub: Any, settings_type: Any) -> None:
 
 
 def _command(args: Any) -> None:
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
-    policy = _need(args.settings, f"leakage.identical_texts.{args.plan.get('task')}")
+    policy = need(args.settings, f"leakage.identical_texts.{args.plan.get('task')}")
     write(args.plan, identical_texts=policy, out_json=args.out_json, out_md=args.out_md)

@@ -25,8 +25,8 @@ from biasrepro.io import atomic_outputs, write_json, write_parquet
 log = logging.getLogger(__name__)
 
 
-def _need(settings: dict[str, Any], key: str) -> Any:
-    from biasrepro.cli import _need as need
+def need(settings: dict[str, Any], key: str) -> Any:
+    from biasrepro.config import need
 
     return need(settings, key)
 
@@ -34,15 +34,15 @@ def _need(settings: dict[str, Any], key: str) -> Any:
 def _optional(settings: dict[str, Any], key: str, default: Any) -> Any:
     """A dotted key from ``--settings``, or ``default`` when the settings lack it."""
     try:
-        return _need(settings, key)
+        return need(settings, key)
     except ConfigError:
         return default
 
 
 def _attributes(settings: dict[str, Any], task: str) -> dict[str, Any]:
     """The task's attributes (``fairness.attributes.TASK``) with their Table 1 groups."""
-    names = _need(settings, f"fairness.attributes.{task}")
-    every = _need(settings, "attributes")
+    names = need(settings, f"fairness.attributes.{task}")
+    every = need(settings, "attributes")
     missing = [a for a in names if a not in every]
     if missing:
         raise ConfigError(f"fairness.attributes.{task}: {missing[0]!r} is not in 'attributes'")
@@ -54,7 +54,7 @@ def _swapper(settings: dict[str, Any], lexicon_path: Path, attributes: Mapping[s
     from biasrepro.perturb.lexicon import IdentityLexicon
 
     lexicon = IdentityLexicon.load(lexicon_path, attributes)
-    return Swapper(lexicon, attributes, nlp=load_tagger(_need(settings,
+    return Swapper(lexicon, attributes, nlp=load_tagger(need(settings,
                                                               "perturbation.spacy_model")))
 
 
@@ -106,8 +106,8 @@ def _training(args: argparse.Namespace) -> None:
               if args.identity_column is None else "single_identity")
     with in_file(args.input):
         out, stats = perturbed_training_set(
-            train, swapper, attributes, identities=_need(args.settings, "identities"),
-            identity_threshold=_need(args.settings,
+            train, swapper, attributes, identities=need(args.settings, "identities"),
+            identity_threshold=need(args.settings,
                                      "preprocess.civil_comments.identity_threshold"),
             identity_column=args.identity_column, select=select)
     with atomic_outputs(args.out, args.stats) as tmp:
@@ -125,7 +125,7 @@ def _model_dir(args: argparse.Namespace) -> str | None:
     from biasrepro.models.load import resolve
     from biasrepro.nlp.coref import hub_snapshot
 
-    spec = resolve(args.model, _need(args.settings, "models.registry"))
+    spec = resolve(args.model, need(args.settings, "models.registry"))
     if spec.is_local:
         return spec.location
     return hub_snapshot(spec.location, spec.revision or "main",
@@ -137,17 +137,17 @@ def _restratify(args: argparse.Namespace) -> None:
     from biasrepro.perturb.restratify import make_augmenter, restratify
 
     s = args.settings
-    settings = _need(s, "perturbation.restratify")
-    identities = _need(s, "identities")
-    seed = _need(s, "seed")
-    lexicon = IdentityLexicon.load(args.lexicon, _need(s, "attributes"))
+    settings = need(s, "perturbation.restratify")
+    identities = need(s, "identities")
+    seed = need(s, "seed")
+    lexicon = IdentityLexicon.load(args.lexicon, need(s, "attributes"))
     protected = set(identities) | lexicon.words()
     train = read_parquet(args.input, what="training data")
     augment = make_augmenter(settings, model_dir=_model_dir(args), seed=seed,
                              protected=protected)
     select = settings.get("select", "single_identity")
     threshold = (None if select == "single_identity" else
-                 _need(s, "preprocess.civil_comments.identity_threshold"))
+                 need(s, "preprocess.civil_comments.identity_threshold"))
     with in_file(args.input):
         out, stats = restratify(train, identities=identities, augment=augment,
                                 target_ratio=settings["target_ratio"], seed=seed,
@@ -165,9 +165,9 @@ def _imdb_gendered(args: argparse.Namespace) -> None:
     train = read_parquet(args.train, what="prepared IMDB training reviews")
     test = read_parquet(args.test, what="prepared IMDB test reviews")
     with in_file(f"{args.train}, {args.test}"):
-        splits, stats = build(train, test, split=_need(args.settings,
+        splits, stats = build(train, test, split=need(args.settings,
                                                        "preprocess.imdb_gendered.split"),
-                              seed=_need(args.settings, "seed"))
+                              seed=need(args.settings, "seed"))
     out = Path(args.out_dir)
     names = ("train", "validation", "test")
     with atomic_outputs(*(out / f"{n}.parquet" for n in names), out / "stats.json") as tmp:

@@ -279,19 +279,19 @@ def table4(rows: pd.DataFrame) -> str:
 # -- command line ----------------------------------------------------------------------
 
 def _registry(args: argparse.Namespace) -> Mapping[str, Any] | None:
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
-    return _need(args.settings, "models.registry") if args.settings else None
+    return need(args.settings, "models.registry") if args.settings else None
 
 
 def _representation_settings(args: argparse.Namespace) -> dict[str, Any]:
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
-    return _need(args.settings, "representation")
+    return need(args.settings, "representation")
 
 
 def _subspace(args: argparse.Namespace) -> None:
-    from biasrepro.cli import _need
+    from biasrepro.config import need
 
     start = time.perf_counter()
     if args.out_dir is not None and len(args.attribute) != 1:
@@ -302,7 +302,7 @@ def _subspace(args: argparse.Namespace) -> None:
     settings = _representation_settings(args)["sentdebias"]
     found = [compute(args.model, _registry(args), words=args.words, attribute=attribute,
                      corpus=args.corpus, settings=settings,
-                     seed=int(_need(args.settings, "seed")))
+                     seed=int(need(args.settings, "seed")))
              for attribute in args.attribute]
     for _, meta in found:
         meta["stage"] = args.stage

@@ -21,14 +21,14 @@ def _pairs(values: list[str]) -> dict[str, Path]:
 
 
 def _report(args: argparse.Namespace) -> None:
-    from biasrepro.cli import _need
+    from biasrepro.config import need
     from biasrepro.study.report import write_report
 
     s = args.settings
-    settings = {key: _need(s, key) for key in ("seed", "attributes", "fairness")}
+    settings = {key: need(s, key) for key in ("seed", "attributes", "fairness")}
     if args.representation is not None:
-        settings["methods"] = {"registry": _need(s, "methods.registry")}
-    settings["preprocess"] = {"civil_comments": {"identity_threshold": _need(
+        settings["methods"] = {"registry": need(s, "methods.registry")}
+    settings["preprocess"] = {"civil_comments": {"identity_threshold": need(
         s, "preprocess.civil_comments.identity_threshold")}}
     if args.task not in settings["fairness"]["attributes"]:
         raise ConfigError(f"fairness.attributes has no entry for task {args.task!r}")
