@@ -120,26 +120,23 @@ def check(plan: Mapping[str, Any], *, identical_texts: str = "fail") -> dict[str
                 if key not in pairs:
                     pairs[key] = overlap(load(fit_name, fit_path), load(sc_name, sc_path))
                 result = pairs[key]
+                fatal = bool(result["shared_rows"] or (identical_texts == "fail"
+                                                       and result["identical_texts"]))
                 for model in m["models"]:
                     rows.append({"model": model, "method": m["method"], "fitted": fit_name,
                                  "scored": sc_name, "fitted_file": fit_path,
-                                 "scored_file": sc_path, **result})
-    shared = [r for r in rows if r["shared_rows"]]
-    identical = [r for r in rows if r["identical_texts"]]
-    failing = shared + (identical if identical_texts == "fail" else [])
+                                 "scored_file": sc_path, "fatal": fatal, **result})
     return {"task": plan["task"], "normalisation": "NFC, whitespace folded, case-sensitive",
             "identical_texts_policy": identical_texts,
             "files": {f"{n}={p}": s.rows for (n, p), s in sorted(cache.items())},
-            "passed": not failing, "pairs": rows}
+            "passed": not any(r["fatal"] for r in rows), "pairs": rows}
 
 
 def failure_message(report: Mapping[str, Any]) -> str:
     """One line per failing model × method × pair of sets."""
     lines = []
     for r in report["pairs"]:
-        fatal = r["shared_rows"] + (r["identical_texts"]
-                                    if report["identical_texts_policy"] == "fail" else 0)
-        if fatal:
+        if r["fatal"]:
             lines.append(f"{report['task']} {r['model']} {r['method']}: {r['texts']} text(s) "
                          f"of {r['fitted']} ({r['fitted_file']}) are also in {r['scored']} "
                          f"({r['scored_file']}): {r['shared_rows']} from shared rows, "
