@@ -326,3 +326,13 @@ def test_the_workflow_passes_the_configs_opt_in_through_the_environment(monkeypa
     assert not download.allowed_by_env()
     download.opt_in_from_config({"downloads": {"allow_unpinned": True}})
     assert download.allowed_by_env()
+
+
+def test_every_dataset_format_has_its_content_check() -> None:
+    """A format the config accepts but the download step cannot sniff would only be checked
+    for HTML: every one of them names what its bytes must look like."""
+    from biasrepro.config import DATASET_FORMATS
+    from biasrepro.data.download import EXPECT_BY_FORMAT
+
+    formats = {f for fmts in DATASET_FORMATS.values() for f in fmts}
+    assert formats <= set(EXPECT_BY_FORMAT), sorted(formats - set(EXPECT_BY_FORMAT))
