@@ -26,12 +26,12 @@ Only the standard library is imported at module level (the workflow reads :data:
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from biasrepro.errors import DataError
+from biasrepro.io import sha256_file
 
 #: each list's file, by its path under the repository's ``asset/`` directory
 FILES: dict[str, str] = {
@@ -79,10 +79,6 @@ def by_name(paths: Iterable[str | Path]) -> dict[str, Path]:
     if missing:
         raise DataError(f"BiasFinder word list(s) missing: {', '.join(missing)}")
     return out
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -210,7 +206,7 @@ def header(role: str, path: Path, what: str) -> str:
     """The ``#`` header of a converted list: what it is and which file, with its sha256."""
     return (f"{what}\nConverted from BiasFinder's {FILES[role]} (soarsmu/BiasFinder, "
             f"asset/, Apache-2.0) by biasrepro.biasfinder.original_lists; do not edit.\n"
-            f"Source file {path.name}, sha256 {sha256(path)}.")
+            f"Source file {path.name}, sha256 {sha256_file(path)}.")
 
 
 def _write(path: Path, comment: str, columns: list[str], rows: Iterable[Iterable[str]]) -> None:
@@ -249,14 +245,14 @@ def convert(files: Mapping[str, Path], *, pronouns: Path,
            header("male_names", files["male_names"], "BiasFinder's <name> fillers, "
                   "title-cased; rank is the file order.")
            + f"\nFemale names: {files['female_names'].name}, sha256 "
-             f"{sha256(files['female_names'])}.",
+             f"{sha256_file(files['female_names'])}.",
            ["gender", "rank", "name"],
            [(g, str(i), n) for g in ("male", "female") for i, n in enumerate(names[g])])
     _write(out["country_names"],
            header("male_countries", files["male_countries"], "BiasFinder's country-of-origin "
                   "fillers: one male and one female name per country.")
            + f"\nFemale names: {files['female_countries'].name}, sha256 "
-             f"{sha256(files['female_countries'])}.",
+             f"{sha256_file(files['female_countries'])}.",
            ["country", "male", "female"], lists["country_names"])
     # read back with the project's readers: what the later steps will see
     W.read_gender_nouns(Path(out["gender_nouns"]))
