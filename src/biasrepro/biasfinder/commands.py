@@ -146,6 +146,15 @@ def _mutants(args: argparse.Namespace) -> None:
     mutants.write_mutants(out, args.out)
 
 
+def _audit(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import audit
+
+    seed = args.seed if args.seed is not None else _optional(args.settings, "seed", 0)
+    audit.audit(args.templates, args.out, names=args.names, country_names=args.country_names,
+                wordlists_dir=args.wordlists, n=args.n, seed=seed)
+    log.info("template audit of %s -> %s", ", ".join(map(str, args.templates)), args.out)
+
+
 def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
             predictions_path: Path | None, characteristic: str | None
             ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
@@ -326,6 +335,26 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     settings_arg(m, required=False)
     m.add_argument("--out", type=Path, required=True)
     m.set_defaults(func=_mutants)
+
+    au = bsub.add_parser("audit", help="an HTML sheet to judge templates by reading them",
+                         description="One self-contained HTML page: for each characteristic "
+                         "present, a seeded sample of templates, each shown as the original "
+                         "review with the replaced spans highlighted, the template, and two "
+                         "mutants of different classes, with a guide of what to look for.")
+    au.add_argument("--templates", type=Path, nargs="+", required=True,
+                    help="templates tables written by `templates` (any characteristics)")
+    au.add_argument("--n", type=int, default=20,
+                    help="templates sampled per characteristic (default 20; all when fewer)")
+    au.add_argument("--seed", type=int, default=None,
+                    help="sampling seed (default: the seed of --settings, else 0)")
+    au.add_argument("--names", type=Path, default=None,
+                    help="names CSV (from `wordlists`); needed for gender templates")
+    au.add_argument("--country-names", type=Path, default=None,
+                    help="country names CSV (from `wordlists`); needed for country templates")
+    wordlists_arg(au)
+    settings_arg(au, required=False)
+    au.add_argument("--out", type=Path, required=True, help="the HTML page")
+    au.set_defaults(func=_audit)
 
     b = bsub.add_parser("btc", help="bias-uncovering test cases of one model",
                         description="Pairs of mutants of one template, of different classes, "

@@ -136,3 +136,26 @@ def fill(template: str, values: Mapping[str, str]) -> str:
             out.append(_cased(values[key], written))
     out.append(template[:pos])
     return "".join(reversed(out))
+
+
+def replaced_spans(original: str, template: str) -> list[tuple[int, int, str]]:
+    """Where each placeholder of ``template`` sits in ``original``: ``(start, end, key as
+    written)`` character spans of the original text it replaced, in text order.
+
+    The text between placeholders is the original's, so the spans are recovered by matching
+    those literal pieces in order (a regular expression anchored at both ends; a placeholder
+    replaced at least one character). ValueError when ``template`` is not ``original`` with
+    spans replaced by placeholders.
+    """
+    found = find(template)
+    pattern, pos = ["^"], 0
+    for start, end, _ in found:
+        pattern += [re.escape(template[pos:start]), "(.+?)"]
+        pos = end
+    pattern += [re.escape(template[pos:]), "$"]
+    match = re.match("".join(pattern), original, flags=re.DOTALL)
+    if match is None:
+        raise ValueError("the template is not the original text with spans replaced by "
+                         "placeholders")
+    return [(match.start(k), match.end(k), written)
+            for k, (_, _, written) in enumerate(found, start=1)]
