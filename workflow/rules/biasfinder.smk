@@ -70,6 +70,7 @@ rule biasfinder_parse:
     input:
         corpus=biasfinder_corpus,
         lists=BF_WORDLISTS,
+        lexicons=BF_LEXICONS,
     output:
         "resources/biasfinder/{corpus}/parsed.spacy",
     params:
@@ -96,6 +97,7 @@ rule biasfinder_templates:
     input:
         parsed=rules.biasfinder_parse.output[0],
         lists=BF_WORDLISTS,
+        lexicons=BF_LEXICONS,
     output:
         "results/biasfinder/{corpus}/templates/{characteristic}.parquet",
     params:

@@ -307,6 +307,20 @@ BF_WORDLISTS = [
 ]
 
 
+def biasfinder_lexicons():
+    """The person-noun and job-title lexicons the parse and template steps read: the word-list
+    folder's own, else the project's (BiasFinder's original lists have none)."""
+    from biasrepro.biasfinder import wordlists  # the file names and the fallback live there
+
+    own = Path(BIASFINDER["wordlists"])
+    return [str(own / name) if (own / name).is_file() and BF_LISTS == "project"
+            else os.path.relpath(wordlists.own_or_project(Path(BF_LISTS_DIR), name))
+            for name in (wordlists.PERSON_NOUNS, wordlists.JOB_TITLES)]
+
+
+BF_LEXICONS = biasfinder_lexicons()
+
+
 def biasfinder_original_files(wildcards):
     """BiasFinder's six word-list files: downloaded, or under `datasets.biasfinder_lists.path`
     (a folder holding them, flat or laid out as the repository's asset/)."""

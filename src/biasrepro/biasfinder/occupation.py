@@ -1,46 +1,50 @@
-"""Occupation templates (BiasFinder §5, Algorithm 2; issue #4 item 3).
+"""Occupation templates (BiasFinder §5, Algorithm 2).
 
-The original found occupations as CoreNLP ``TITLE`` entities and edited the sentence with an
-unescaped regular expression (biasfinder-original.md §2 "Occupation", pitfalls §7.7). Here an
-occupation is an occurrence of a phrase of the project's gender-neutral occupation lexicon
-(``wordlists.occupations``), matched token by token on the spaCy parse (by lowercase form and,
-to find plurals, by lemma), so "editor" never matches inside "editorial" nor "pilot" inside
-"autopilot". A *mention* is an occurrence that
+The original took any CoreNLP ``TITLE`` entity in a sentence with a ``PERSON``
+(biasfinder-original.md §2 "Occupation"). Here an occupation is found by a lexicon: the job
+titles of ``wordlists.job_titles`` (generated from WordNet 3.0) and the fillers of
+``wordlists.occupations``, matched token by token on the spaCy parse by lowercase form and
+by lemma, so "editor" never matches inside "editorial". The fillers, what mutants insert,
+stay ``wordlists.occupations``; ``original_class`` is the title as matched ("director").
 
-- forms a noun phrase headed by its last token, a singular common noun (POS ``NOUN``, tag
-  ``NN``), because the fillers are singular (pitfall §7.3);
+A *mention* is an occurrence that
+
+- forms a noun phrase headed by its last token, a singular common noun (tag ``NN``), because
+  the fillers are singular (pitfall §7.3); a lexicon compound ("police officer") is one
+  mention;
 - is not a modifier inside a larger compound ("the teacher training"), is not glued to a
   neighbour by a hyphen ("teacher-turned-writer"), and is not part of a name: not inside a
   named entity and neither it nor its determiner is capitalised in mid-sentence ("saw The
-  Machinist", a film title).
+  Machinist", a film title) — except a title directly before a ``PERSON`` name ("director
+  Sam Green"), which is a mention ("<occupation> Sam Green"). A title before any other proper
+  noun ("Agent Smith") blocks its occupation: "the agent" may be that person.
 
-An occupation that also occurs as a plural noun (tag ``NNS``) or as a title before a name
-("pilot Sam Green") is not templated: those occurrences could not be replaced consistently
-with the others. Like the original, which required a ``PERSON``
-mention in the sentence, at least one mention must sit in a sentence that mentions a person:
-a ``PERSON`` entity or a gendered personal pronoun (he, she, him, her, his, hers, himself,
-herself), so that the occupation probably describes someone in the text.
+Plural occurrences ("the actors") are other people and are ignored. A title whose most
+frequent WordNet sense is not the job (``dominant`` false: "star", "agent"; a filler always
+counts) is templated only if one of its mentions shows it denotes a person: an appositive of
+a ``PERSON`` ("Tom Hanks, the star of ..."), a predicate whose subject is a ``PERSON`` or
+gendered pronoun ("she is an agent"), or a title before a ``PERSON`` name. Like the original,
+at least one mention must sit in a sentence that mentions a person (a ``PERSON`` entity or a
+gendered personal pronoun).
 
 Each templated occupation yields one template per document (``templates="each_distinct"``,
 as the original code did; ``"first"`` keeps only the first, as §5 of the paper describes), in
 which *every* mention is rewritten (so coreferent mentions agree; other occupations stay verbatim):
 
 - left modifiers of the head inside its noun phrase (``amod``, ``compound``, ``nmod``,
-  ``nummod``, ``advmod``, ``npadvmod``, with their subtrees and the punctuation among them)
-  that follow the determiner or possessor are deleted with the whitespace after them ("a
-  brilliant young surgeon" -> "a surgeon"; Algorithm 2 ``removeAdjective``); determiners and
-  possessors ("the", "his", "Maria's") and right dependents (prepositional phrases, relative
-  clauses) stay. An occupation with a mention whose noun phrase the parse split ("An old,
-  tired farmer" with "An old" attached to the verb) or whose article cannot be made to agree
-  is not templated;
+  ``advmod``, ``npadvmod``, with their subtrees and the punctuation among them) that follow
+  the determiner, possessor or number are deleted ("a brilliant young surgeon" -> "a
+  surgeon"; Algorithm 2 ``removeAdjective``); determiners, possessors, numbers ("one angry
+  cop") and right dependents stay. An occupation with a mention whose noun phrase the parse
+  split ("An old, tired farmer" with "An old" attached to the verb), whose deleted modifiers
+  hold an article or half a quotation, or whose article cannot agree is not templated;
 - an indefinite article "a"/"an" of the head, now directly before it, becomes ``<a>``;
 - the occupation becomes ``<occupation>``, ``<Occupation>`` at the start of a sentence (also
   when the deleted modifiers leave it there) and ``<OCCUPATION>`` when written in capitals.
 
 When coreference clusters are stored in ``doc.user_data["biasrepro"]["coref"]``, an
-occupation whose mention is coreferent with a mention of a *different* lexicon occupation
-("the surgeon ... the doctor") is not templated: rewriting one of them would describe one
-person with two unrelated jobs.
+occupation whose mention is coreferent with a mention of a *different* occupation ("the
+surgeon ... the doctor") is not templated: rewriting one would give one person two jobs.
 """
 
 from __future__ import annotations
@@ -61,9 +65,10 @@ from biasrepro.biasfinder.wordlists import Wordlists
 from biasrepro.nlp.coref import clusters_of
 
 #: left dependents of the occupation's head that are deleted with their subtrees
-REMOVED_DEPS = frozenset({"amod", "compound", "nmod", "nummod", "advmod", "npadvmod"})
-#: left dependents that close the modifier zone (kept verbatim)
-DETERMINER_DEPS = frozenset({"det", "poss", "predet"})
+REMOVED_DEPS = frozenset({"amod", "compound", "nmod", "advmod", "npadvmod"})
+#: left dependents that close the modifier zone (kept verbatim: "one angry cop" -> "one
+#: <occupation>", not "she was <occupation>")
+DETERMINER_DEPS = frozenset({"det", "poss", "predet", "nummod"})
 #: dependency labels of a noun that only modifies another noun
 MODIFIER_DEPS = frozenset({"compound", "nmod"})
 
@@ -88,11 +93,48 @@ def _matchers(vocab: Vocab, lang: str,
     return by_lower, by_lemma
 
 
+def _lexicon(wordlists: Wordlists) -> tuple[str, ...]:
+    """The job titles, then the fillers that are no title (as written: "CEO")."""
+    fillers = tuple(occ for _, occ in wordlists.occupations
+                    if occ.lower() not in wordlists.job_titles)
+    return (*wordlists.job_titles, *fillers)
+
+
 def _occurrences(doc: Doc, wordlists: Wordlists) -> list[Span]:
-    """Non-overlapping lexicon occurrences (longest first), labelled with the occupation."""
-    occupations = tuple(occ for _, occ in wordlists.occupations)
-    by_lower, by_lemma = _matchers(doc.vocab, doc.lang_, occupations)
+    """Non-overlapping lexicon occurrences (longest first), labelled with the title."""
+    by_lower, by_lemma = _matchers(doc.vocab, doc.lang_, _lexicon(wordlists))
     return filter_spans([*by_lower(doc, as_spans=True), *by_lemma(doc, as_spans=True)])
+
+
+def _person(tok: Token, wordlists: Wordlists) -> bool:
+    """Part of a ``PERSON`` entity, or a gendered personal pronoun."""
+    return tok.ent_type_ == "PERSON" or (
+        tok.pos_ == "PRON" and wordlists.gender_of_pronoun(tok.text) is not None)
+
+
+def _before_name(head: Token) -> bool:
+    """A title directly before the ``PERSON`` name it modifies: "director Sam Green"."""
+    doc = head.doc
+    return (head.dep_ in MODIFIER_DEPS and head.head.pos_ == "PROPN"
+            and head.head.ent_type_ == "PERSON" and head.i + 1 < len(doc)
+            and doc[head.i + 1].ent_iob_ == "B" and doc[head.i + 1].ent_type_ == "PERSON"
+            and not head.ent_type_)
+
+
+def _denotes_person(head: Token, wordlists: Wordlists) -> bool:
+    """Syntactic evidence that the title names someone: an appositive of a ``PERSON`` ("Tom
+    Hanks, the star"), a predicate of a ``PERSON`` or gendered pronoun ("she is a star",
+    also a conjunct: "a writer and star"), or a title before a ``PERSON`` name."""
+    if _before_name(head):
+        return True
+    if (head.dep_ == "appos" and head.head.ent_type_ == "PERSON") or any(
+            c.dep_ == "appos" and c.ent_type_ == "PERSON" for c in head.children):
+        return True
+    first = head
+    while first.dep_ == "conj" and first.head.pos_ == "NOUN":
+        first = first.head
+    return first.dep_ == "attr" and any(
+        c.dep_ in ("nsubj", "nsubjpass") and _person(c, wordlists) for c in first.head.children)
 
 
 def _is_phrase(span: Span) -> bool:
@@ -103,13 +145,16 @@ def _is_phrase(span: Span) -> bool:
 
 
 def _in_name(span: Span) -> bool:
-    """Inside a named entity, or it or its determiner capitalised (not all-caps) in
-    mid-sentence: "The Machinist", "(The machinist, Secret Window)"."""
+    """Inside a named entity, or it or its determiner capitalised in mid-sentence ("The
+    Machinist", "(The machinist, Secret Window)"), or in capitals in a sentence that is not
+    ("THE MERCHANT OF FOUR SEASONS was ...")."""
     def capitalised(tok: Token) -> bool:
         return tok.text[:1].isupper() and not tok.is_sent_start and not tok.text.isupper()
 
     dets = [c for c in span[-1].lefts if c.dep_ == "det"]
-    return bool(span[0].ent_type_) or any(capitalised(t) for t in (span[0], *dets))
+    shouted = span.text.isupper() and any(c.islower() for c in span.sent.text)
+    return (bool(span[0].ent_type_) or shouted
+            or any(capitalised(t) for t in (span[0], *dets)))
 
 
 def _hyphenated(span: Span) -> bool:
@@ -123,7 +168,7 @@ def _hyphenated(span: Span) -> bool:
 
 def _mentions_person(sent: Span, wordlists: Wordlists) -> bool:
     return any(ent.label_ == "PERSON" for ent in sent.ents) or any(
-        t.pos_ == "PRON" and wordlists.gender_of_pronoun(t.text) is not None for t in sent)
+        _person(t, wordlists) for t in sent if t.pos_ == "PRON")
 
 
 def _removed(span: Span) -> list[Token]:
@@ -144,8 +189,9 @@ def _removed(span: Span) -> list[Token]:
 def _stray_left(span: Span, gone: set[int], article: Token | None) -> bool:
     """Does a modifier the parse did not attach to the head remain before the mention?
 
-    A mis-parsed noun phrase ("An old, tired farmer" with "An" and "old" attached to the verb)
-    would leave an adjective, or an article of the old word, before the new occupation.
+    A mis-parsed noun phrase ("An old, tired farmer" with "An" and "old" attached to the verb;
+    "the harried and desperate officer" with "harried and" left out) would leave an
+    adjective, or an article of the old word, before the new occupation.
     """
     doc, stop = span.doc, span.sent.start
 
@@ -155,7 +201,7 @@ def _stray_left(span: Span, gone: set[int], article: Token | None) -> bool:
         return i
 
     i = kept_before(span.start - 1)
-    if i >= stop and doc[i].text == ",":
+    while i >= stop and (doc[i].text == "," or doc[i].pos_ == "CCONJ"):
         i = kept_before(i - 1)
     if i < stop:
         return False
@@ -167,6 +213,8 @@ def _edits(span: Span) -> list[Edit] | None:
     doc = span.doc
     head = span[-1]
     removed = _removed(span)
+    if any(t.pos_ == "DET" or (t.is_punct and t.text not in ",-") for t in removed):
+        return None  # a mis-parse ("Final Draft - A writer"), or half a quote: 'the "other"
     gone = {t.i for t in removed}
     edits: list[Edit] = []
     for tok in removed:  # delete each run of removed tokens with the whitespace after it
@@ -223,12 +271,12 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
                          templates: str = "each_distinct") -> list[Candidate]:
     """Occupation templates of ``doc`` (Algorithm 2).
 
-    ``templates`` is ``each_distinct`` (one template per occupation of the lexicon mentioned
-    in the review, as the original code did) or ``first`` (§5: only the first occupation of
-    the review forms a template; here the first, in text order, that can be templated).
-    Candidates come in the order of each occupation's first mention; ``original_class`` is
-    the occupation as written in the lexicon. Documents that already contain
-    placeholder-like text give none.
+    ``templates`` is ``each_distinct`` (one template per occupation mentioned in the review,
+    as the original code did) or ``first`` (§5: only the first occupation of the review forms
+    a template; here the first, in text order, that can be templated). Candidates come in the
+    order of each occupation's first mention; ``original_class`` is the title as matched
+    (lower case, or a filler as written). Documents that already contain placeholder-like
+    text give none.
     """
     if templates not in OCCUPATION_TEMPLATES:
         raise ValueError(f"biasfinder.occupation.templates must be one of "
@@ -237,25 +285,34 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
         return []
     mentions: dict[str, list[Span]] = {}
     blocked: set[str] = set()  # occupations with a mention that cannot be replaced
+    evidenced: set[str] = set()  # occupations with a mention that surely names a person
     head_of: dict[int, str] = {}  # head token index -> occupation, for coreference checks
     for span in _occurrences(doc, wordlists):
         occ = doc.vocab.strings[span.label]
         head = span[-1]
-        if head.dep_ in MODIFIER_DEPS and head.head.pos_ == "PROPN":
-            blocked.add(occ)  # a title before a name: "pilot Sam Green"
-        if (head.pos_ != "NOUN" or head.dep_ in MODIFIER_DEPS or not _is_phrase(span)
+        if _before_name(head) and not _in_name(span):
+            if not _is_phrase(span) or _hyphenated(span):
+                blocked.add(occ)
+                continue
+        elif head.dep_ in MODIFIER_DEPS and head.head.pos_ == "PROPN":
+            blocked.add(occ)  # part of a name ("Agent Smith"), or before a non-person's
+            continue
+        elif (head.pos_ != "NOUN" or head.dep_ in MODIFIER_DEPS or not _is_phrase(span)
                 or _hyphenated(span) or _in_name(span)):
             continue
         head_of[head.i] = occ
-        if head.tag_ == "NNS":
-            blocked.add(occ)
-        elif head.tag_ == "NN":
+        if head.tag_ in ("NN", "NNP"):  # NNP: a title before a name, capitalised first
             mentions.setdefault(occ, []).append(span)
+            if _denotes_person(head, wordlists):
+                evidenced.add(occ)
     clusters = _clusters_roots(doc)
+    fillers = {o.lower() for _, o in wordlists.occupations}
     out = []
     for occ, spans in mentions.items():
         if occ in blocked or not any(_mentions_person(s.sent, wordlists) for s in spans):
             continue
+        if not (wordlists.job_titles.get(occ, True) or occ in fillers or occ in evidenced):
+            continue  # "the star of the sky": not surely a person
         heads = {s[-1].i for s in spans}
         if any(head_of.get(i, occ) != occ for roots in clusters if roots & heads
                for i in roots):

@@ -117,11 +117,12 @@ def _read_delimited(path: Path, delimiter: str) -> pd.DataFrame:
 def candidate_words(wordlists: Wordlists) -> frozenset[str]:
     """The lowercase words at least one of which a text needs to yield any template: a
     gendered pronoun or gender noun (gender and country templates need one to know the
-    person's gender) or the head word of an occupation."""
+    person's gender) or the head word of an occupation or job title."""
     pronouns = {form for forms in wordlists.pronouns.values() for form in forms.values()}
     nouns = {word for pair in wordlists.gender_nouns for word in pair}
-    occupations = {occupation.split()[-1] for _, occupation in wordlists.occupations}
-    return frozenset(pronouns | nouns | occupations)
+    occupations = {occupation.split()[-1].lower() for _, occupation in wordlists.occupations}
+    titles = {title.split()[-1] for title in wordlists.job_titles}
+    return frozenset(pronouns | nouns | occupations | titles)
 
 
 def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCoref, *,
