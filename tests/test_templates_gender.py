@@ -18,7 +18,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from biasrepro.biasfinder import gender as gender_mod
-from biasrepro.biasfinder.gender import gender_templates, person_cluster
+from biasrepro.biasfinder.gender import gender_templates, person_cluster, screen
 from biasrepro.biasfinder.placeholders import Candidate, fill, find
 from biasrepro.biasfinder.templates import (
     COLUMNS,
@@ -145,14 +145,30 @@ def test_surname_and_first_name_mentions_all_become_one_name(nlp: Language) -> N
 
 
 def test_gender_noun_never_matches_inside_a_name(nlp: Language) -> None:
-    text = "My son met Jason at school. The son liked him at once, and he still talks about it."
+    text = "My son met Julia at school. The son liked her at once, and he still talks about it."
     [cand] = gender_templates(make(nlp, text, ["My son", "The son", "he"]), WL)
-    assert cand.template == ("My <gaw> met Jason at school. The <gaw> liked him at once, and "
+    assert cand.template == ("My <gaw> met Julia at school. The <gaw> liked her at once, and "
                              "<pro-subj> still talks about it.")
-    # "him" is Jason, outside the cluster: it stays male in the female mutant, correctly
+    # "her" is Julia, outside the cluster: it stays female in the male mutant, correctly
     assert fill(cand.template, values("female", "x", "daughter")) == (
-        "My daughter met Jason at school. The daughter liked him at once, and she still "
+        "My daughter met Julia at school. The daughter liked her at once, and she still "
         "talks about it.")
+
+
+def test_a_pronoun_of_the_persons_gender_left_outside_the_cluster_is_refused(
+        nlp: Language) -> None:
+    """The first "her" would stay female in the male mutant."""
+    text = "Priya hums while she cooks, and her sister joins her."
+    assert gender_templates(make(nlp, text, ["Priya", "she", ("her", 2)]), WL) == []
+
+
+def test_a_cluster_without_a_name_is_refused_beside_a_name_of_its_gender(nlp: Language
+                                                                        ) -> None:
+    """"he" might be Jason: a swap would leave Jason and make him "she"."""
+    text = "My son met Jason at school. The son liked him at once, and he still talks about it."
+    doc = make(nlp, text, ["My son", "The son", "he"])
+    assert gender_templates(doc, WL) == []
+    assert screen(doc, WL) == (None, "another name")
 
 
 @pytest.mark.parametrize("case", [FEMALE_ALL_CASES, MALE_ALL_CASES, UNCLE])
@@ -168,7 +184,7 @@ def test_other_gender_mutant_keeps_no_word_of_the_original_gender(
 
 @pytest.mark.parametrize(("text", "cluster", "own"), [
     ("Priya hums while she cooks, and her sister joins her.",
-     ["Priya", "she", ("her", 2)], values("female", "Priya")),
+     ["Priya", "she", ("her", 1), ("her", 2)], values("female", "Priya")),
     ("HE is Tom and Tom is HIS own enemy; the jokes are his.",
      ["HE", ("Tom", 1), ("Tom", 2), "HIS", "his"], values("male", "Tom")),
     (UNCLE[0], UNCLE[1], values("male", "-", "uncle")),

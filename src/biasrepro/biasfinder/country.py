@@ -21,7 +21,7 @@ from biasrepro.biasfinder.gender import (
     name_placeholder,
     person_cluster,
 )
-from biasrepro.biasfinder.placeholders import Candidate
+from biasrepro.biasfinder.placeholders import Candidate, placeholder
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -44,5 +44,8 @@ def country_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
     for m in names:
         s, e = m.target
         edits.append((s, e, name_placeholder(g, text[s:e])))
+        if m.article is not None:  # "a <male> fan" agrees with the name filled in
+            a0, a1 = m.article
+            edits.append((a0, a1, placeholder("a", text[a0:a1])))
     template = apply_edits(text, edits)
     return [] if template is None else [Candidate(template, g)]

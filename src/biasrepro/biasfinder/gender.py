@@ -31,14 +31,14 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from biasrepro.biasfinder.placeholders import PLACEHOLDER, Candidate, placeholder
-from biasrepro.nlp.coref import clusters_of
+from biasrepro.nlp.coref import clusters_of, name_gender
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
     from biasrepro.biasfinder.wordlists import Wordlists
 
-NAME, PRONOUN, NOUN, OTHER = "name", "pronoun", "noun", "other"
+NAME, PRONOUN, NOUN, PERSON, OTHER = "name", "pronoun", "noun", "person", "other"
 
 #: Titles before a name that carry a gender; a gender template cannot swap them.
 GENDERED_TITLES = {
@@ -54,6 +54,20 @@ _LINKS = frozenset({"or", "and", "/", "nor"})
 _ARTICLES = frozenset({"a", "an"})
 _NAME_LIKE_ENTS = frozenset({"", "ORG", "PRODUCT", "WORK_OF_ART"})
 _NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
+#: words after a name that belong to it ("Lon Chaney Jr.")
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+#: nouns for a work: a name that is one of these, or modifies one, is a title, not a person
+WORK_NOUNS = frozenset({
+    "film", "movie", "picture", "flick", "show", "series", "serial", "sitcom", "episode",
+    "season", "sequel", "prequel", "remake", "franchise", "saga", "trilogy", "book", "novel",
+    "story", "comic", "manga", "anime", "cartoon", "documentary", "play", "musical", "opera",
+    "song", "album", "soundtrack", "game", "programme", "program", "miniseries", "version",
+    "feature", "production", "classic", "masterpiece", "title", "company", "studio", "band",
+    "choir", "team", "channel", "network"})
+#: determiners that make a capitalised word a common noun or a title ("your Nanny")
+_NAME_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "my", "your", "our", "their",
+                               "his", "her", "its"})
+_QUOTES = frozenset({'"', "'", "\u201c", "\u201d", "\u2018", "\u2019"})
 
 
 @dataclass(frozen=True)
@@ -98,20 +112,31 @@ def _pronoun_case(token: Token, gender: str, wordlists: Wordlists) -> str | None
         parsed = "det" if attached else "poss"
     elif "Acc" in morph.get("Case"):
         parsed = "obj"
+        if token.head.i > token.i and token.head.pos_ in ("NOUN", "PROPN"):
+            return None  # tagged an object but attached to a noun after it: unsure
     else:
         return None
     return parsed if parsed in cases else None
 
 
 def _generic(token: Token, gender: str, wordlists: Wordlists) -> bool:
-    """A pronoun paired with one of the other gender, "his or her", "he/she": no person."""
+    """A pronoun paired with one of the other gender, "his or her", "he/she", "he (or
+    she)", "s/he": nobody in particular."""
     doc = token.doc
-    for link, other in ((token.i + 1, token.i + 2), (token.i - 1, token.i - 2)):
-        if (0 <= min(link, other) and max(link, other) < len(doc)
-                and doc[link].lower_ in _LINKS
-                and wordlists.gender_of_pronoun(doc[other].text) not in (None, gender)):
-            return True
-    return False
+    if token.i + 2 < len(doc) and doc[token.i + 1].text == "/" and token.lower_ == "s":
+        return True
+    for step in (1, -1):
+        i, seen_link = token.i + step, False
+        while 0 <= i < len(doc) and abs(i - token.i) <= 3:
+            word = doc[i].lower_
+            if word in _LINKS or word in ("(", ")"):
+                seen_link = seen_link or word in _LINKS
+            elif seen_link and wordlists.gender_of_pronoun(doc[i].text) not in (None, gender):
+                return True
+            else:
+                break
+            i += step
+    return "/" in token.text or token.lower_ in ("s/he", "(s)he")
 
 
 def _is_gendered(token: Token, wordlists: Wordlists) -> bool:
@@ -144,13 +169,16 @@ def classify(span: Span, person_tokens: set[str], wordlists: Wordlists) -> Menti
     if len(tokens) == 1 and (g := wordlists.gender_of_pronoun(tokens[0].text)):
         tok = tokens[0]
         case = _pronoun_case(tok, g, wordlists)
-        if case is None or _generic(tok, g, wordlists):
+        after = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
+        if (case is None or _generic(tok, g, wordlists)
+                or (after is not None and after.tag_ == "POS")):  # "her's"
             return _other(span)
         return Mention(start, end, PRONOUN, g, (tok.idx, tok.idx + len(tok)), f"pro-{case}")
 
     root = span.root
     if (root.tag_ in ("NN", "NNP") and root.dep_ != "compound"  # not "the boy band"
             and (g := wordlists.gender_of_noun(root.text))
+            and not (root.text[:1].isupper() and not root.is_sent_start)  # "DEVIL MAN"
             and not any(t.i != root.i and (_is_gendered(t, wordlists) or t.ent_type_ == "PERSON")
                         for t in tokens)):
         article = None
@@ -160,7 +188,14 @@ def classify(span: Span, person_tokens: set[str], wordlists: Wordlists) -> Menti
             article = (art.idx, art.idx + len(art))
         return Mention(start, end, NOUN, g, (root.idx, root.idx + len(root)), "gaw", article)
 
+    known, person_gender = wordlists.person_noun(root.text)
+    if known and person_gender is None and root.tag_ == "NN" and root.ent_type_ != "PERSON":
+        return Mention(start, end, PERSON, None, (start, end), "")  # "the writer": kept
+    if person_gender is not None:
+        return _other(span)  # a gendered word that cannot be swapped here ("DEVIL MAN")
     while tokens and tokens[-1].tag_ == "POS":  # possessive 's stays outside the name
+        tokens.pop()
+    while tokens and (tokens[-1].is_punct or tokens[-1].lower_.rstrip(".") in _SUFFIXES):
         tokens.pop()
     while tokens and _title(tokens[0]) in _TITLES:
         tokens.pop(0)
@@ -175,19 +210,53 @@ def classify(span: Span, person_tokens: set[str], wordlists: Wordlists) -> Menti
     genders.discard(None)
     if len(genders) > 1:
         return _other(span)
-    target = (tokens[0].idx, tokens[-1].idx + len(tokens[-1]))
-    return Mention(start, end, NAME, genders.pop() if genders else None, target, "name")
+    doc = span.doc
+    last = tokens[-1].i
+    while (last + 1 < len(doc) and doc[last + 1].lower_.rstrip(".") in _SUFFIXES
+           and doc[last + 1].text[:1].isupper()):
+        last += 1  # "Lon Chaney Jr." is one name
+    end_char = doc[last].idx + len(doc[last])
+    if (doc[last].lower_ in _SUFFIXES and last + 1 < len(doc) and doc[last + 1].text == "."
+            and doc[last + 1].idx == end_char):
+        end_char += 1  # "Jr" "." split by the tokenizer
+    nxt = doc[last + 1] if last + 1 < len(doc) else None
+    if nxt is not None and nxt.text in ("'", "\u2019") and nxt.idx == end_char:
+        return _other(span)  # "James' music": the possessive would not fit a new name
+    article = None
+    first = tokens[0]
+    if first.i > 0 and doc[first.i - 1].lower_ in _ARTICLES:  # "a Tom Hanks fan"
+        art = doc[first.i - 1]
+        article = (art.idx, art.idx + len(art))
+    target = (first.idx, end_char)
+    return Mention(start, end, NAME, genders.pop() if genders else None, target, "name",
+                   article)
 
 
 def person_cluster(doc: Doc, wordlists: Wordlists) -> list[Mention] | None:
-    """The filter of Algorithms 1 and 3: the mentions of the one person cluster, or None.
+    """The filter of Algorithms 1 and 3: the mentions of the one person cluster, or None
+    (:func:`screen` says why)."""
+    return screen(doc, wordlists)[0]
 
-    None when the text already contains placeholder syntax, when the number of clusters with
-    a name, gendered pronoun or gender noun is not exactly one, when that cluster has any
-    other mention, or when its mentions overlap or nest.
+
+def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
+    """The mentions of the one person in ``doc`` and ``""``, or None and the reason.
+
+    A document is kept only when its person is certainly one person (precision first):
+
+    * ``placeholder``: the text already contains placeholder syntax;
+    * ``nobody``, ``people``: not exactly one cluster with a name, gendered pronoun, gender noun or
+      person noun ("the writer" with its "he" is another person);
+    * ``unclear``: a mention of the cluster is none of those, or its case or span is
+      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions);
+    * ``not a person``: a name of the cluster reads as a title: in quotes, with a
+      determiner ("your Nanny"), beside or predicated of a work noun ("the film Haggard",
+      "Haggard is one of the funniest movies"), followed by a number or "&"; or no name of
+      the cluster has a person-name reading (tagged PERSON or a known first name);
+    * ``another name``: a cluster without a name leaves a person name in the text whose
+      gender is the cluster's or unknown, to whom its pronouns may refer.
     """
     if PLACEHOLDER.search(doc.text):
-        return None
+        return None, "placeholder"
     person_tokens = {t.lower_ for ent in doc.ents if ent.label_ == "PERSON" for t in ent}
     found: list[list[Mention]] = []
     for cluster in clusters_of(doc):
@@ -195,18 +264,113 @@ def person_cluster(doc: Doc, wordlists: Wordlists) -> list[Mention] | None:
         for s, e in sorted(cluster):
             span = doc.char_span(s, e, alignment_mode="expand")
             if span is None or not len(span):
-                return None
+                return None, "unclear"
             mentions.append(classify(span, person_tokens, wordlists))
         if any(m.kind != OTHER for m in mentions):
             found.append(mentions)
-    if len(found) != 1:
-        return None
+    if not found:
+        return None, "nobody"
+    if len(found) > 1:
+        return None, "people"
     mentions = found[0]
     if any(m.kind == OTHER for m in mentions):
-        return None
+        return None, "unclear"
     if any(a.end > b.start for a, b in pairwise(mentions)):
-        return None
-    return mentions
+        return None, "unclear"
+    if any(a.kind == b.kind == NAME and not doc.text[a.target[1]:b.target[0]].strip()
+           for a, b in pairwise(mentions)):
+        return None, "unclear"  # "BRITTANY" "SNOW" as two names: one would be filled twice
+    names = [m for m in mentions if m.kind == NAME]
+    if names and (any(_title_like(doc, m) for m in names)
+                  or not any(_person_name(doc, m) for m in names)):
+        return None, "not a person"
+    if not names:
+        genders = {m.gender for m in mentions if m.gender is not None}
+        if any(g is None or g in genders for g in _other_names(doc, mentions)):
+            return None, "another name"
+    return mentions, ""
+
+
+def _name_tokens(doc: Doc, m: Mention) -> Span:
+    span = doc.char_span(*m.target, alignment_mode="expand")
+    assert span is not None
+    return span
+
+
+def _title_like(doc: Doc, m: Mention) -> bool:
+    """Evidence that a name mention is a title, not a person (see :func:`screen`)."""
+    text, (s, e) = doc.text, m.target
+    span = _name_tokens(doc, m)
+    root, first, last = span.root, span[0], span[-1]
+    quoted = (s > 0 and text[s - 1] in _QUOTES) or (
+        e < len(text) and text[e] in _QUOTES and text[e:e + 2] not in ("'s", "\u2019s"))
+    if quoted and name_gender(first.text) is None:  # "Haggard", not a nickname "Nicole"
+        return True
+    before = doc[first.i - 1] if first.i else None
+    if before is not None and before.lower_ in _NAME_DETERMINERS and before.head == root:
+        return True  # "your Nanny", "the Barney"
+    if before is not None and before.lemma_.lower() in WORK_NOUNS and (
+            before.head == root or root.head == before):
+        return True  # "the film Haggard", "the movie Alice"
+    after = doc[last.i + 1: last.i + 3]
+    if len(after) and after[0].text[:1].isdigit():
+        return True  # "Ranma 1/2", "Rocky 2"
+    if (len(after) == 2 and after[0].text == "&" and after[1].text[:1].isupper()
+            and name_gender(after[1].text) is None):
+        return True  # "Barney & Friends"
+    if root.dep_ == "appos" and root.head.lemma_.lower() in WORK_NOUNS:
+        return True
+    if (root.dep_ in ("compound", "nmod") and root.head.lemma_.lower() in WORK_NOUNS
+            and name_gender(first.text) is None):
+        return True  # "the Dragonball Z series", not "an Eddie Murphy classic"
+    if any(c.dep_ in ("compound", "appos") and c.lemma_.lower() in WORK_NOUNS
+           for c in root.children):
+        return True
+    if root.dep_ == "nsubj" and root.head.lemma_ == "be":
+        for attr in (c for c in root.head.children if c.dep_ == "attr"):
+            heads = [attr] + ([t for p in attr.children if p.lower_ == "of"
+                               for t in p.children if t.dep_ == "pobj"]
+                              if attr.lower_ == "one" else [])
+            if any(t.lemma_.lower() in WORK_NOUNS for t in heads):
+                return True  # "Haggard is one of the funniest movies"
+    return False
+
+
+def _person_name(doc: Doc, m: Mention) -> bool:
+    """A person-name reading: tagged PERSON, or starting with a first name of known gender."""
+    span = _name_tokens(doc, m)
+    return (any(t.ent_type_ == "PERSON" for t in span)
+            or name_gender(span[0].text) is not None)
+
+
+def _other_names(doc: Doc, mentions: list[Mention]) -> list[str | None]:
+    """The gender (None: unknown) of each person name outside the cluster's mentions: PERSON
+    entities and capitalised proper nouns that are first names of known gender."""
+    inside = [(m.start, m.end) for m in mentions]
+
+    def outside(tok: Token) -> bool:
+        return not any(s <= tok.idx < e for s, e in inside)
+
+    out: list[str | None] = []
+    seen: set[int] = set()
+    for ent in doc.ents:
+        if ent.label_ != "PERSON":
+            continue
+        words = [t for t in ent if t.text[:1].isupper() and not t.is_punct and outside(t)
+                 and _title(t) not in _TITLES and t.tag_ != "POS"]
+        if not words:
+            continue
+        seen.update(t.i for t in ent)
+        title = doc[ent.start - 1] if ent.start else None
+        if title is not None and _title(title) in GENDERED_TITLES:
+            out.append(GENDERED_TITLES[_title(title)])
+        else:
+            out.append(name_gender(words[0].text))
+    for tok in doc:
+        if (tok.i not in seen and tok.pos_ == "PROPN" and tok.text[:1].isupper()
+                and outside(tok) and (g := name_gender(tok.text)) is not None):
+            out.append(g)
+    return out
 
 
 def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
@@ -221,6 +385,25 @@ def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool
              for kind in (NAME, NOUN)}
     return any((t.lower_ in words[NOUN] or (t.lower_ in words[NAME] and t.text[:1].isupper()))
                and not any(s <= t.idx < e for s, e in replaced) for t in doc)
+
+
+def _stray_pronoun(doc: Doc, mentions: list[Mention], gender: str,
+                   wordlists: Wordlists) -> bool:
+    """A pronoun of the person's gender outside the cluster (not a generic "he or she"):
+    the same person missed by coreference, or someone else the swap would confuse with them."""
+    inside = [m.target for m in mentions]
+    return any(wordlists.gender_of_pronoun(t.text) == gender and t.tag_ not in ("NNP", "NNPS")
+               and not any(s <= t.idx < e for s, e in inside)
+               and not _generic(t, gender, wordlists) for t in doc)
+
+
+def _gendered_beside(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
+    """A gendered noun right before a name ("the girl Alice"), which a swap would leave."""
+    span = _name_tokens(doc, m)
+    if span.start == 0:
+        return False
+    before = doc[span.start - 1]
+    return wordlists.person_noun(before.text)[1] is not None
 
 
 def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str | None:
@@ -252,9 +435,15 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
     genders = {m.gender for m in mentions if m.kind in (PRONOUN, NOUN)}
     if len(genders) != 1 or left_over(doc, mentions, (NAME, NOUN)):
         return []
+    if any(_gendered_beside(doc, m, wordlists) for m in mentions if m.kind == NAME):
+        return []
+    if _stray_pronoun(doc, mentions, next(iter(genders)), wordlists):
+        return []
     text = doc.text
     edits: list[tuple[int, int, str]] = []
     for m in mentions:
+        if m.kind == PERSON:
+            continue  # "the writer" stays: it has no gender to swap
         s, e = m.target
         if m.kind == NAME:
             edits.append((s, e, name_placeholder("name", text[s:e])))

@@ -54,6 +54,8 @@ DEFINITE = frozenset({"the", "this", "that"})
 #: gender-guesser's answers mapped to a gender (andy and unknown give none)
 GUESSED = {"male": "male", "mostly_male": "male", "female": "female", "mostly_female": "female"}
 MAX_NAME_TOKENS = 4
+#: first- and second-person subjects: a noun predicated of them is not a third person
+FIRST_SECOND = frozenset({"i", "we", "you"})
 #: what fastcoref's FCorefModel and LingMessModel read from config.json
 COREF_HEAD_KEYS = ("max_span_length", "top_lambda", "ffnn_size", "dropout_prob",
                    "max_segment_len")
@@ -88,13 +90,23 @@ def _detector() -> Any:
     return Detector(case_sensitive=False)
 
 
-def name_gender(first_name: str) -> str | None:
-    """``male``/``female`` when gender-guesser calls the first name (mostly) one gender."""
-    return GUESSED.get(_detector().get_gender(first_name))
+def name_gender(first_name: str, *, strict: bool = False) -> str | None:
+    """``male``/``female`` when gender-guesser calls the first name (mostly) one gender;
+    with ``strict``, only when it calls it one gender ("Toni" is mostly male: None)."""
+    answer = _detector().get_gender(first_name)
+    if strict and answer.startswith("mostly"):
+        return None
+    return GUESSED.get(answer)
 
 
 def _capitalised(tok: Token) -> bool:
     return tok.text[:1].isupper() and not tok.is_punct
+
+
+def _shouted(doc: Doc, start: int, i: int) -> bool:
+    """Token ``i`` is in capitals after a name that is not ("Stanley Kubrick WANTED")."""
+    return (len(doc[i].text) > 1 and doc[i].text.isupper()
+            and not doc[start].text.isupper())
 
 
 def _is_title(tok: Token) -> bool:
@@ -161,10 +173,12 @@ class RuleCoref:
             if ent.label_ != "PERSON":
                 continue
             start, end = ent.start, ent.end
-            while start < end and (_is_title(doc[start]) or not _capitalised(doc[start])):
+            while start < end and (_is_title(doc[start]) or not _capitalised(doc[start])
+                                   or doc[start].is_stop):  # "This Harold Lloyd short"
                 start += 1
-            while end > start and not _capitalised(doc[end - 1]):  # 's, ', punctuation
-                end -= 1
+            while end > start and (not _capitalised(doc[end - 1]) or _shouted(doc, start,
+                                                                               end - 1)):
+                end -= 1  # 's, ', punctuation, "Stanley Kubrick WANTED"
             if start == end or any(self._is_pronoun(t) for t in doc[start:end]):
                 continue
             found.append((start, end))
@@ -174,7 +188,8 @@ class RuleCoref:
             tok = doc[i]
             return (i not in covered and tok.tag_ == "NNP" and _capitalised(tok)
                     and not _is_title(tok) and not self._is_pronoun(tok)
-                    and tok.ent_type_ not in NOT_NAMES)
+                    and (tok.ent_type_ not in NOT_NAMES
+                         or (tok.ent_type_ == "NORP" and name_gender(tok.text) is not None)))
 
         for k, (start, end) in enumerate(found):  # a first name NER left out: [Vera] Garcia
             if (start and end - start < MAX_NAME_TOKENS and name_like(start - 1)
@@ -231,6 +246,24 @@ class RuleCoref:
             out.append(_Mention(start, tok.i + 1, "noun", gender, definite=definite))
         return out
 
+    def _person_mentions(self, doc: Doc, taken: set[int]) -> list[_Mention]:
+        """Singular common nouns that denote a person (:meth:`Wordlists.person_noun`: gender
+        nouns, the person-noun list, job titles), not already a name or gender-noun mention:
+        other people a pronoun may refer to ("the writer ... he", "the other guy ... his").
+        A noun predicated of the reviewer ("I am a big fan") is not one."""
+        out = []
+        for tok in doc:
+            if tok.i in taken or tok.tag_ not in ("NN", "NNP") or tok.ent_type_ == "PERSON":
+                continue
+            known, gender = self.wordlists.person_noun(tok.text)
+            if not known or (tok.tag_ == "NNP" and not tok.text[:1].isupper()):
+                continue
+            if tok.dep_ == "attr" and any(c.dep_ == "nsubj" and c.lower_ in FIRST_SECOND
+                                          for c in tok.head.children):
+                continue
+            out.append(_Mention(tok.i, tok.i + 1, "person", gender))
+        return out
+
     # -- linking --------------------------------------------------------------------------
 
     def _doc_clusters(self, doc: Doc) -> list[Cluster]:
@@ -244,12 +277,18 @@ class RuleCoref:
                          for k in entity]
         name_tokens = {i for s, e, _ in names for i in range(s, e)}
         mentions += self._noun_mentions(doc, name_tokens)
+        taken = name_tokens | {i for m in mentions if m.kind == "noun"
+                               for i in range(m.start, m.end)}
+        mentions += self._person_mentions(doc, taken)
         mentions += [_Mention(t.i, t.i + 1, "pronoun", self.wordlists.gender_of_pronoun(t.text))
                      for t in doc if self._is_pronoun(t) and t.i not in name_tokens]
         mentions.sort(key=lambda m: (m.start, m.end))
+        at = {i: m for m in mentions for i in range(m.start, m.end)}
         for k, m in enumerate(mentions):
             if m.kind == "pronoun" or (m.kind == "noun" and m.definite):
-                m.cluster = _antecedent_cluster(mentions[:k], m, genders)
+                m.cluster = _antecedent_cluster(doc, mentions[:k], m, genders)
+            elif m.kind == "person":
+                m.cluster = _predicated_cluster(doc[m.end - 1], at, m, genders)
             if m.cluster < 0:
                 genders.append(m.gender)
                 m.cluster = len(genders) - 1
@@ -302,20 +341,117 @@ def _entity_gender(doc: Doc, entity: list[int], names: list[tuple[int, int, str 
             return names[k][2]
     full = [k for k in sorted(entity) if names[k][1] - names[k][0] > 1]
     first = names[full[0] if full else min(entity)][0]
-    return name_gender(doc[first].text)
+    return name_gender(doc[first].text, strict=True)
 
 
-def _antecedent_cluster(before: list[_Mention], mention: _Mention,
+#: dependency labels of a subject, and of an object, for antecedent salience
+SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+OBJECTS = frozenset({"dobj", "iobj", "pobj", "attr", "appos"})
+#: how many sentences back an antecedent is looked for
+ANTECEDENT_SENTENCES = 2
+
+
+def _salience(doc: Doc, candidate: _Mention, mention: _Mention) -> tuple[int, int] | None:
+    """Rank of ``candidate`` as the antecedent of ``mention`` (lower is better), in the
+    spirit of Hobbs' search: sentences nearer first; in an earlier sentence its subject
+    before its objects before the rest (in the pronoun's own sentence, the nearest
+    mention first). None beyond :data:`ANTECEDENT_SENTENCES`."""
+    here = doc[mention.start].sent.start
+    there = doc[candidate.start].sent.start
+    distance = 0 if there == here else sum(
+        1 for s in doc.sents if there <= s.start < here)
+    if distance > ANTECEDENT_SENTENCES:
+        return None
+    if distance == 0:
+        if _clause_mates(doc[candidate.end - 1], doc[mention.start]):
+            return None
+        return (0, *_hobbs_rank(doc[candidate.end - 1], doc[mention.start]))
+    tok = doc[candidate.end - 1]
+    while tok.dep_ == "conj" and tok.head.i != tok.i:  # "Tom and Sam run": both subjects
+        tok = tok.head
+    role = 0 if tok.dep_ in SUBJECTS else 1 if tok.dep_ in OBJECTS else 2
+    depth = sum(1 for _ in tok.ancestors)  # shallower first: "stars Tom as an economist"
+    return (distance, role, depth)
+
+
+def _hobbs_rank(candidate: Token, pronoun: Token) -> tuple[int, int, int]:
+    """Where Hobbs' tree search meets ``candidate`` when it climbs from ``pronoun`` within
+    one sentence: the first ancestor of the pronoun whose subtree holds the candidate
+    (nearer first), then the candidate's depth below it (breadth first), then its position
+    (left to right). "He mumbles through the role of an architect and his speech ..."
+    proposes "He" before "architect"."""
+    for level, node in enumerate(pronoun.ancestors):
+        if node.left_edge.i <= candidate.i <= node.right_edge.i:
+            depth, tok = 0, candidate
+            while tok.i != node.i and tok.head.i != tok.i:
+                depth, tok = depth + 1, tok.head
+            return (level, depth, candidate.i)
+    return (len(list(pronoun.ancestors)) + 1, 0, candidate.i)
+
+
+def _clause_head(tok: Token) -> Token:
+    while tok.pos_ not in ("VERB", "AUX") and tok.head.i != tok.i:
+        tok = tok.head
+    return tok
+
+
+def _clause_mates(candidate: Token, pronoun: Token) -> bool:
+    """Binding: an object pronoun (not a reflexive, not a possessive) cannot refer to the
+    subject of its own clause ("Nobody comes close to her", "the director should thank
+    her")."""
+    return (pronoun.dep_ in ("dobj", "iobj", "dative", "pobj")
+            and candidate.dep_ in SUBJECTS and candidate.head == _clause_head(pronoun))
+
+
+def _antecedent_cluster(doc: Doc, before: list[_Mention], mention: _Mention,
                         genders: list[str | None]) -> int:
-    """The cluster of the nearest mention ending before ``mention`` whose cluster has the
-    mention's gender or none yet (which it then takes); -1 when there is none."""
-    candidates = sorted((m for m in before if m.end <= mention.start),
-                        key=lambda m: (m.end, m.start), reverse=True)
-    for m in candidates:
-        if genders[m.cluster] in (None, mention.gender):
-            genders[m.cluster] = mention.gender
-            return m.cluster
-    return -1
+    """The cluster of the most salient earlier mention (:func:`_salience`) whose cluster has
+    the mention's gender or none yet (which it then takes); -1 when there is none, or when
+    two clusters tie for it in an earlier sentence ("Lemmon and Matthau are great. He
+    ..."): an unsure link is not made, precision first."""
+    ranked = []
+    for m in before:
+        if m.end > mention.start or genders[m.cluster] not in (None, mention.gender):
+            continue
+        rank = _salience(doc, m, mention)
+        if rank is not None:
+            ranked.append((rank, m.cluster))
+    if not ranked:
+        return -1
+    ranked.sort()
+    best_rank, best = ranked[0]
+    if best_rank[0] > 0 and any(r == best_rank and c != best for r, c in ranked[1:]):
+        return -1
+    genders[best] = mention.gender
+    return best
+
+
+def _predicated_cluster(tok: Token, at: Mapping[int, _Mention], mention: _Mention,
+                        genders: list[str | None]) -> int:
+    """The cluster a person noun belongs to by syntax: an appositive of a mention ("Ed
+    Wood, the director") or the predicate of a mention's clause ("Kubrick is a director",
+    "he plays a cop", "she stars as a nurse", "it stars Tom as a cop"); -1 otherwise or when
+    the genders clash."""
+    head = None
+    if tok.dep_ == "appos":
+        head = tok.head
+    elif tok.dep_ in ("attr", "dobj") and tok.head.lemma_ in ("be", "play", "become", "remain"):
+        head = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
+    elif tok.dep_ == "pobj" and tok.head.lower_ == "as":  # "stars as a nurse"
+        verb = tok.head.head
+        head = next((c for c in verb.children if c.dep_ == "dobj"),  # "casts Tom as a cop"
+                    next((c for c in verb.children if c.dep_ == "nsubj"), None))
+    if head is None:
+        return -1
+    other = at.get(head.i)
+    if other is None or other.cluster < 0:
+        return -1
+    gender = genders[other.cluster]
+    if mention.gender is not None and gender not in (None, mention.gender):
+        return -1
+    if gender is None:
+        genders[other.cluster] = mention.gender
+    return other.cluster
 
 
 def _check_model_dir(path: Path) -> None:
