@@ -90,6 +90,7 @@ EXCLUDED_WORDS: dict[str, str] = {
     "familiar": "a witch's familiar", "fool": "an insult", "hand": "an old hand",
     "help": "a great help", "romantic": "a hopeless romantic", "stroke": "a stroke of genius",
     "voice": "the voice of", "wit": "a half wit", "spoiler": "a plot spoiler",
+    "master": "a master of suspense (an epithet)",
 }
 
 #: kin, partners, friends, children: a word naming one of these in a sense at least as

@@ -82,7 +82,7 @@ UNCLE = (
     ["An uncle", "The uncle", "him"],
 )
 OLD_UNCLE = (
-    "Then an old uncle arrives with a map. Nobody believes him, and he leaves the boy's house.",
+    "Then an old uncle arrives with a map. Nobody believes him, and he leaves the girl's house.",
     ["an old uncle", "him", "he"],
 )
 
@@ -125,8 +125,11 @@ def test_gender_noun_with_article_and_possessive(nlp: Language) -> None:
 def test_article_before_an_adjective_stays(nlp: Language) -> None:
     [cand] = gender_templates(make(nlp, *OLD_UNCLE), WL)
     assert cand.template.startswith("Then an old <gaw> arrives")
-    # the boy is not in the cluster: a gendered word outside it stays, as in the paper
-    assert "the boy's house" in cand.template
+    # the girl is not in the cluster: a word of the other gender outside it stays
+    assert "the girl's house" in cand.template
+    # one of the person's own gender might be the person: refused (precision first)
+    boy = OLD_UNCLE[0].replace("girl's", "boy's")
+    assert gender_templates(make(nlp, boy, OLD_UNCLE[1]), WL) == []
 
 
 def test_name_possessive_stays_outside_the_placeholder(nlp: Language) -> None:

@@ -26,6 +26,7 @@ rejects the document, since it would survive unchanged in every mutant.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -67,6 +68,15 @@ WORK_NOUNS = frozenset({
 #: determiners that make a capitalised word a common noun or a title ("your Nanny")
 _NAME_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "my", "your", "our", "their",
                                "his", "her", "its"})
+_WORDS = re.compile(r"[^\W\d_]+")
+_INDEFINITE = frozenset({"a", "an", "another", "some", "any", "one", "every", "each", "no"})
+#: gendered words that are not person nouns
+GENDERED_WORDS = {"male": "male", "masculine": "male", "female": "female",
+                  "feminine": "female", "lesbian": "female", "cowboy": "male",
+                  "cowgirl": "female", "macho": "male", "manly": "male", "womanly": "female"}
+#: words ending in "man" that are no man
+NOT_MEN = frozenset({"human", "german", "roman", "shaman", "talisman", "ottoman", "caiman",
+                     "doberman", "ataman", "superhuman", "inhuman", "humane", "oman"})
 _QUOTES = frozenset({'"', "'", "\u201c", "\u201d", "\u2018", "\u2019"})
 
 
@@ -244,8 +254,8 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
     A document is kept only when its person is certainly one person (precision first):
 
     * ``placeholder``: the text already contains placeholder syntax;
-    * ``nobody``, ``people``: not exactly one cluster with a name, gendered pronoun, gender noun or
-      person noun ("the writer" with its "he" is another person);
+    * ``nobody``, ``people``: not exactly one cluster with a name, gendered pronoun or gender
+      noun ("the writer" with its "he" is another person);
     * ``unclear``: a mention of the cluster is none of those, or its case or span is
       unclear (a generic "he (or she)", "her's", "James'", overlapping mentions);
     * ``not a person``: a name of the cluster reads as a title: in quotes, with a
@@ -266,7 +276,7 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
             if span is None or not len(span):
                 return None, "unclear"
             mentions.append(classify(span, person_tokens, wordlists))
-        if any(m.kind != OTHER for m in mentions):
+        if any(m.kind in (NAME, PRONOUN, NOUN) for m in mentions):
             found.append(mentions)
     if not found:
         return None, "nobody"
@@ -286,7 +296,7 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
         return None, "not a person"
     if not names:
         genders = {m.gender for m in mentions if m.gender is not None}
-        if any(g is None or g in genders for g in _other_names(doc, mentions)):
+        if any(g is None or g in genders for g in _other_names(doc, mentions, wordlists)):
             return None, "another name"
     return mentions, ""
 
@@ -343,13 +353,18 @@ def _person_name(doc: Doc, m: Mention) -> bool:
             or name_gender(span[0].text) is not None)
 
 
-def _other_names(doc: Doc, mentions: list[Mention]) -> list[str | None]:
-    """The gender (None: unknown) of each person name outside the cluster's mentions: PERSON
-    entities and capitalised proper nouns that are first names of known gender."""
+def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
+                 ) -> list[str | None]:
+    """The gender (None: unknown) of each person name outside the cluster's mentions and
+    before its last one (a pronoun does not refer ahead to a name): PERSON entities named in
+    full or by a first name, capitalised proper nouns that are first names of known gender
+    or are said to be a person (:func:`_named_person`) or act as one (a proper noun as a
+    subject or possessor). A word in capitals of unknown gender ("MEMENTO") is not counted."""
     inside = [(m.start, m.end) for m in mentions]
+    last = max(m.start for m in mentions)
 
     def outside(tok: Token) -> bool:
-        return not any(s <= tok.idx < e for s, e in inside)
+        return tok.idx < last and not any(s <= tok.idx < e for s, e in inside)
 
     out: list[str | None] = []
     seen: set[int] = set()
@@ -364,37 +379,137 @@ def _other_names(doc: Doc, mentions: list[Mention]) -> list[str | None]:
         title = doc[ent.start - 1] if ent.start else None
         if title is not None and _title(title) in GENDERED_TITLES:
             out.append(GENDERED_TITLES[_title(title)])
-        else:
-            out.append(name_gender(words[0].text))
-    for tok in doc:
-        if (tok.i not in seen and tok.pos_ == "PROPN" and tok.text[:1].isupper()
-                and outside(tok) and (g := name_gender(tok.text)) is not None):
+        elif ((g := name_gender(words[0].text)) is not None or len(words) > 1
+              or not words[0].text.isupper()):  # not a title in capitals ("MEMENTO")
             out.append(g)
+    for tok in doc:
+        if tok.i in seen or tok.pos_ != "PROPN" or not tok.text[:1].isupper() or not outside(
+                tok):
+            continue
+        if (g := name_gender(tok.text)) is not None:
+            out.append(g)
+        elif _named_person(tok, wordlists) or (
+                tok.dep_ in ("nsubj", "nsubjpass", "poss") and not tok.text.isupper()):
+            out.append(None)  # "Kubrick again puts his ...", "Almodovar's film"
     return out
+
+
+def _named_person(tok: Token, wordlists: Wordlists) -> bool:
+    """A proper noun said to be a person: "the porter, Rainbow", "Rebar is an astronaut"."""
+    if tok.dep_ == "appos" and wordlists.person_noun(tok.head.text)[0]:
+        return True
+    return tok.dep_ == "nsubj" and tok.head.lemma_ == "be" and any(
+        c.dep_ == "attr" and wordlists.person_noun(c.text)[0] for c in tok.head.children)
 
 
 def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
     """Whether a word replaced in the cluster (for mentions of ``kinds``: a name's words,
     capitalised, or the gender noun, in any case) also occurs outside the replaced spans:
     likely the same person where coreference missed a mention ("Webb" after "Marcus Webb",
-    "An uncle" before "The uncle"), which would survive unchanged in every mutant."""
+    "An uncle" before "The uncle"), which would survive unchanged in every mutant. A name
+    word also counts written one letter off or with a bare possessive s ("Erick"/"Eric",
+    "Husseins"), and so do the initials of a full name ("MJ")."""
     chosen = [m for m in mentions if m.kind in kinds]
     replaced = [m.target for m in chosen]
     words = {kind: {t.lower_ for m in chosen if m.kind == kind
                     for t in doc.char_span(*m.target) or () if t.is_alpha}
              for kind in (NAME, NOUN)}
-    return any((t.lower_ in words[NOUN] or (t.lower_ in words[NAME] and t.text[:1].isupper()))
-               and not any(s <= t.idx < e for s, e in replaced) for t in doc)
+    initials = {"".join(t.text[0] for t in span).lower() for m in chosen if m.kind == NAME
+                if len(span := doc.char_span(*m.target) or ()) > 1}
+    for t in doc:
+        if any(s <= t.idx < e for s, e in replaced):
+            continue
+        if t.lower_ in words[NOUN]:
+            return True
+        if t.text[:1].isupper() and (
+                t.lower_ in words[NAME] or (t.text.isupper() and t.lower_ in initials)
+                or any(_variant(t.lower_, w) for w in words[NAME] if len(w) >= 4)):
+            return True
+    return False
 
 
-def _stray_pronoun(doc: Doc, mentions: list[Mention], gender: str,
-                   wordlists: Wordlists) -> bool:
-    """A pronoun of the person's gender outside the cluster (not a generic "he or she"):
-    the same person missed by coreference, or someone else the swap would confuse with them."""
+def _variant(word: str, name: str) -> bool:
+    """``word`` is ``name`` with a bare possessive s, or one letter added, dropped or
+    changed ("Husseins", "Erick", "Micheal" is not: two letters)."""
+    if word == name + "s":
+        return True
+    if abs(len(word) - len(name)) > 1 or word == name or len(word) < 4:
+        return False
+    if len(word) == len(name):
+        return sum(a != b for a, b in zip(word, name, strict=True)) == 1
+    short, long_ = sorted((word, name), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _stray_gendered(doc: Doc, mentions: list[Mention], gender: str,
+                    wordlists: Wordlists) -> bool:
+    """A word of the person's gender outside the cluster's replaced spans — a pronoun (not a
+    generic "he or she"), a gender noun or another gendered person noun ("actress",
+    "heroine") or "male"/"female": the same person missed by coreference, or someone else
+    the swap would confuse with them; either way a mutant would keep it. Words that are
+    probably about someone else may stay (:func:`_another_person`). Words are found in the
+    text itself, so "she´s" counts too; plurals ("these guys") are not about one person."""
     inside = [m.target for m in mentions]
-    return any(wordlists.gender_of_pronoun(t.text) == gender and t.tag_ not in ("NNP", "NNPS")
-               and not any(s <= t.idx < e for s, e in inside)
-               and not _generic(t, gender, wordlists) for t in doc)
+    for match in _WORDS.finditer(doc.text):
+        word = match.group(0)
+        lower = word.lower()
+        if any(s <= match.start() < e for s, e in inside):
+            continue
+        pronoun = wordlists.gender_of_pronoun(lower)
+        noun = wordlists.person_noun(lower)[1] or GENDERED_WORDS.get(lower) or _by_suffix(lower)
+        if gender not in (pronoun, noun):
+            continue
+        token = doc.char_span(match.start(), match.end(), alignment_mode="expand")
+        tok = token[0] if token is not None and len(token) else None
+        if tok is None:
+            return True
+        if pronoun:
+            title = tok.tag_ in ("NNP", "NNPS") and tok.text == word and word[:1].isupper()
+            if not title and not _generic(tok, gender, wordlists):
+                return True  # ("He" tagged a proper noun is part of a title in capitals)
+        elif not _another_person(tok, wordlists):
+            return True
+    return False
+
+
+def _by_suffix(word: str) -> str | None:
+    """The gender of a compound person noun: "policewoman", "spokesman" (not "human")."""
+    if word.endswith("woman") and len(word) > 5:
+        return "female"
+    if word.endswith("man") and len(word) > 4 and word not in NOT_MEN:
+        return "male"
+    return None
+
+
+def _another_person(tok: Token, wordlists: Wordlists) -> bool:
+    """A gendered word outside the person's cluster that is probably not about them: a
+    possessed noun ("his son"), an indefinite one that is not predicated of anyone ("he
+    stabs a guy", not "a man who betrays", "as an actress"), a modifier ("boy attitude"), an
+    interjection ("Man, ..."), a word capitalised in mid-sentence (a title), or a generic
+    pair ("male/female"). A
+    possessor ("the heroine's friends") may be the person: it counts."""
+    doc = tok.doc
+    if tok.dep_ in ("compound", "amod", "nmod") and tok.lower_ not in GENDERED_WORDS:
+        return True
+    if tok.dep_ in ("intj", "npadvmod") or (  # "Man, what a film"
+            tok.is_sent_start and tok.i + 1 < len(doc) and doc[tok.i + 1].text in (",", "!")):
+        return True
+    if tok.text[:1].isupper() and not tok.is_sent_start:
+        return True
+    near = doc[max(tok.i - 2, 0): tok.i + 3]
+    if any(wordlists.person_noun(t.text)[1] not in (None, wordlists.person_noun(tok.text)[1])
+           or GENDERED_WORDS.get(t.lower_) not in (None, GENDERED_WORDS.get(tok.lower_))
+           for t in near):
+        return True
+    if tok.lower_ in GENDERED_WORDS:
+        return False
+    if any(c.dep_ == "poss" for c in tok.children):
+        return True
+    indefinite = any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in tok.children)
+    predicated = tok.dep_ in ("attr", "appos") or (
+        tok.dep_ == "pobj" and tok.head.lower_ in ("as", "of"))  # "as an actress"
+    return indefinite and not predicated
+    return False
 
 
 def _gendered_beside(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
@@ -437,7 +552,7 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
         return []
     if any(_gendered_beside(doc, m, wordlists) for m in mentions if m.kind == NAME):
         return []
-    if _stray_pronoun(doc, mentions, next(iter(genders)), wordlists):
+    if _stray_gendered(doc, mentions, next(iter(genders)), wordlists):
         return []
     text = doc.text
     edits: list[tuple[int, int, str]] = []

@@ -72,6 +72,8 @@ DETERMINER_DEPS = frozenset({"det", "poss", "predet", "nummod"})
 #: dependency labels of a noun that only modifies another noun
 MODIFIER_DEPS = frozenset({"compound", "nmod"})
 
+#: modifiers a clause may depend on ("the only director to ..."): never deleted
+RANKING = frozenset({"first", "last", "only", "next", "second", "third", "sole", "lone"})
 #: how many templates a review gives: one per distinct occupation, or the first one only
 OCCUPATION_TEMPLATES = ("each_distinct", "first")
 
@@ -119,6 +121,53 @@ def _before_name(head: Token) -> bool:
             and head.head.ent_type_ == "PERSON" and head.i + 1 < len(doc)
             and doc[head.i + 1].ent_iob_ == "B" and doc[head.i + 1].ent_type_ == "PERSON"
             and not head.ent_type_)
+
+
+def _beside(tok: Token, span: Span) -> bool:
+    """Another title describing the same person as the mention: its appositive ("the
+    director, an auteur"), or within three words of it with no "and"/"or" between ("chief of
+    police", "fellow cop"); "the surgeon and the accountant" are two people."""
+    head, doc = span[-1], span.doc
+    if tok.i in range(span.start, span.end):
+        return False
+    if (tok.dep_ == "appos" and tok.head == head) or (head.dep_ == "appos" and head.head == tok):
+        return True
+    low, high = sorted((tok.i, head.i))
+    return high - low <= 3 and not any(t.pos_ == "CCONJ" for t in doc[low + 1:high])
+
+
+def _bare(span: Span) -> bool:
+    """A singular mention without determiner or possessor that is no title before a name:
+    "May is talented director", "without male escort"."""
+    head = span[-1]
+    return not _before_name(head) and not head.text[:1].isupper() and not any(
+        c.dep_ in DETERMINER_DEPS or c.tag_ in ("CD", "PRP$") for c in head.lefts)
+
+
+def _part_of_name(head: Token) -> bool:
+    """A capitalised title inside a name: before a one-word name ("Agent Smith", a
+    character's name) or in mid-sentence before any name ("Deputy Sheriff Andy Simpson")."""
+    doc = head.doc
+    after = doc[head.i + 1] if head.i + 1 < len(doc) else None
+    if not head.text[:1].isupper() or after is None or after.pos_ != "PROPN":
+        return False
+    name = [t for t in doc[head.i + 1: head.i + 4] if t.pos_ == "PROPN"]
+    if doc[head.i + len(name) + 1: head.i + len(name) + 2].text[:1].isupper():
+        return True
+    return len(name) == 1 or not head.is_sent_start
+
+
+def _with_things(head: Token, wordlists: Wordlists) -> bool:
+    """Coordinated with a noun that is no person: "judge, jury and executioner"."""
+    jobs = {o.lower() for _, o in wordlists.occupations} | set(wordlists.job_titles)
+    return any(t.pos_ == "NOUN" and not wordlists.person_noun(t.text)[0]
+               and t.lower_ not in jobs and t.lemma_.lower() not in jobs
+               for t in head.conjuncts)
+
+
+def _ranked(tok: Token) -> bool:
+    """A superlative or ordinal among the deleted modifiers ("the best", "the first")."""
+    return tok.tag_ in ("JJS", "RBS") or tok.ent_type_ == "ORDINAL" or tok.lower_ in RANKING
 
 
 def _denotes_person(head: Token, wordlists: Wordlists) -> bool:
@@ -290,6 +339,9 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
     for span in _occurrences(doc, wordlists):
         occ = doc.vocab.strings[span.label]
         head = span[-1]
+        if _part_of_name(head) or _with_things(head, wordlists):
+            blocked.add(occ)  # "Agent Smith", "Deputy Sheriff Andy"; "judge, jury and ..."
+            continue
         if _before_name(head) and not _in_name(span):
             if not _is_phrase(span) or _hyphenated(span):
                 blocked.add(occ)
@@ -307,16 +359,24 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
                 evidenced.add(occ)
     clusters = _clusters_roots(doc)
     fillers = {o.lower() for _, o in wordlists.occupations}
+    singular = [(doc.vocab.strings[o.label], o[-1]) for o in _occurrences(doc, wordlists)
+                if o[-1].tag_ in ("NN", "NNP")]
     out = []
     for occ, spans in mentions.items():
         if occ in blocked or not any(_mentions_person(s.sent, wordlists) for s in spans):
             continue
+        if any(other != occ and _beside(tok, s) for other, tok in singular for s in spans):
+            continue  # "the director, an auteur": the other title would keep the job
+        if any(_bare(s) for s in spans):
+            continue  # "without male escort": a new job needs its article
         if not (wordlists.job_titles.get(occ, True) or occ in fillers or occ in evidenced):
             continue  # "the star of the sky": not surely a person
         heads = {s[-1].i for s in spans}
         if any(head_of.get(i, occ) != occ for roots in clusters if roots & heads
                for i in roots):
             continue
+        if any(_ranked(t) for s in spans for t in _removed(s)):
+            continue  # "the first director to ...": the clause needs the deleted word
         edits = [_edits(s) for s in spans]
         if any(e is None for e in edits):
             continue

@@ -250,7 +250,9 @@ class RuleCoref:
         """Singular common nouns that denote a person (:meth:`Wordlists.person_noun`: gender
         nouns, the person-noun list, job titles), not already a name or gender-noun mention:
         other people a pronoun may refer to ("the writer ... he", "the other guy ... his").
-        A noun predicated of the reviewer ("I am a big fan") is not one."""
+        A noun predicated of the reviewer ("I am a big fan") is not one. A generic one with
+        the/this/that ("the child", not "the director", a role that introduces someone) may
+        refer back, like "the old man"."""
         out = []
         for tok in doc:
             if tok.i in taken or tok.tag_ not in ("NN", "NNP") or tok.ent_type_ == "PERSON":
@@ -261,7 +263,10 @@ class RuleCoref:
             if tok.dep_ == "attr" and any(c.dep_ == "nsubj" and c.lower_ in FIRST_SECOND
                                           for c in tok.head.children):
                 continue
-            out.append(_Mention(tok.i, tok.i + 1, "person", gender))
+            generic = tok.lower_ in self.wordlists.person_nouns  # not a job title
+            definite = generic and any(c.dep_ == "det" and c.lower_ in DEFINITE
+                                       for c in tok.children)
+            out.append(_Mention(tok.i, tok.i + 1, "person", gender, definite=definite))
         return out
 
     # -- linking --------------------------------------------------------------------------
@@ -285,10 +290,11 @@ class RuleCoref:
         mentions.sort(key=lambda m: (m.start, m.end))
         at = {i: m for m in mentions for i in range(m.start, m.end)}
         for k, m in enumerate(mentions):
-            if m.kind == "pronoun" or (m.kind == "noun" and m.definite):
-                m.cluster = _antecedent_cluster(doc, mentions[:k], m, genders)
-            elif m.kind == "person":
+            if m.kind in ("person", "noun"):  # "Tom Cruise plays a young man"
                 m.cluster = _predicated_cluster(doc[m.end - 1], at, m, genders)
+            if m.cluster < 0 and (m.kind == "pronoun" or (m.kind in ("noun", "person")
+                                                          and m.definite)):
+                m.cluster = _antecedent_cluster(doc, mentions[:k], m, genders)
             if m.cluster < 0:
                 genders.append(m.gender)
                 m.cluster = len(genders) - 1
@@ -390,7 +396,12 @@ def _hobbs_rank(candidate: Token, pronoun: Token) -> tuple[int, int, int]:
 
 
 def _clause_head(tok: Token) -> Token:
+    """The verb whose subject binds ``tok``: its own, or for a clause without a subject
+    ("shoots him, believing him to be ...", "wants to love him") the one it hangs from."""
     while tok.pos_ not in ("VERB", "AUX") and tok.head.i != tok.i:
+        tok = tok.head
+    while (tok.dep_ in ("advcl", "xcomp", "acl") and tok.head.i != tok.i
+           and not any(c.dep_ in SUBJECTS for c in tok.children)):
         tok = tok.head
     return tok
 
@@ -408,16 +419,27 @@ def _antecedent_cluster(doc: Doc, before: list[_Mention], mention: _Mention,
     """The cluster of the most salient earlier mention (:func:`_salience`) whose cluster has
     the mention's gender or none yet (which it then takes); -1 when there is none, or when
     two clusters tie for it in an earlier sentence ("Lemmon and Matthau are great. He
-    ..."): an unsure link is not made, precision first."""
+    ..."): an unsure link is not made, precision first. Beyond
+    :data:`ANTECEDENT_SENTENCES` only a single earlier compatible cluster is linked."""
     ranked = []
-    for m in before:
-        if m.end > mention.start or genders[m.cluster] not in (None, mention.gender):
-            continue
+    roles = {}  # cluster -> the gender nouns in it: "the mother" is not "the little girl"
+    if mention.kind == "noun":
+        for m in before:
+            if m.kind == "noun":
+                roles.setdefault(m.cluster, set()).add(doc[m.end - 1].lower_)
+    usable = [m for m in before if m.end <= mention.start
+              and genders[m.cluster] in (None, mention.gender)
+              and not roles.get(m.cluster, set()) - {doc[mention.end - 1].lower_}]
+    for m in usable:
         rank = _salience(doc, m, mention)
         if rank is not None:
             ranked.append((rank, m.cluster))
-    if not ranked:
-        return -1
+    if not ranked:  # nothing within reach: an earlier person only if there is just one
+        far = {m.cluster for m in usable
+               if not _clause_mates(doc[m.end - 1], doc[mention.start])}
+        if len(far) != 1:
+            return -1
+        ranked = [((ANTECEDENT_SENTENCES + 1, 0, 0), far.pop())]
     ranked.sort()
     best_rank, best = ranked[0]
     if best_rank[0] > 0 and any(r == best_rank and c != best for r, c in ranked[1:]):
@@ -433,7 +455,10 @@ def _predicated_cluster(tok: Token, at: Mapping[int, _Mention], mention: _Mentio
     "he plays a cop", "she stars as a nurse", "it stars Tom as a cop"); -1 otherwise or when
     the genders clash."""
     head = None
-    if tok.dep_ == "appos":
+    if tok.lemma_ == "character" and (owner := next(
+            (c for c in tok.children if c.dep_ == "poss"), None)) is not None:
+        head = owner  # "Kline's character ... he": the reviewer's one person
+    elif tok.dep_ == "appos":
         head = tok.head
     elif tok.dep_ in ("attr", "dobj") and tok.head.lemma_ in ("be", "play", "become", "remain"):
         head = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)

