@@ -93,9 +93,11 @@ def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
     found_n = len(df)
     df = df.drop_duplicates("template", keep="first")
     df = df.sort_values("template_id", kind="stable").reset_index(drop=True)
-    log.info("%s templates: %d from %d documents (yield %.1f%%), %d duplicate texts dropped",
-             characteristic, len(df), len(docs), 100 * len(df) / max(len(docs), 1),
-             found_n - len(df))
+    corpus = max((d.user_data["biasrepro"].get("corpus", 0) for d in docs), default=0)
+    corpus = max(corpus, len(docs))  # texts the parse skipped count: yield over the corpus
+    log.info("%s templates: %d from a corpus of %d distinct texts (%d parsed): yield %.1f%% "
+             "of the corpus; %d duplicate texts dropped", characteristic, len(df), corpus,
+             len(docs), 100 * len(df) / max(corpus, 1), found_n - len(df))
     if max_templates is not None and len(df) > max_templates:
         keep = np.sort(np.random.default_rng(seed).choice(len(df), max_templates,
                                                           replace=False))

@@ -133,8 +133,9 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     A repeated text is parsed once, under the id of its first row. With ``wordlists``, a
     text without any of their :func:`candidate_words` is not parsed at all: no template of
     any characteristic can come from it (on real IMDB reviews, about a quarter of them).
-    Each document carries ``user_data["biasrepro"] = {"id", "label", "coref"}`` (clusters
-    as lists of ``[start, end]`` character spans). The output does not depend on
+    Each document carries ``user_data["biasrepro"] = {"id", "label", "corpus", "coref"}``
+    (``corpus``: how many distinct texts the corpus had, parsed or not, for yields;
+    clusters as lists of ``[start, end]`` character spans). The output does not depend on
     ``n_process``.
     """
     require_columns(list(frame.columns), ["id", "text", "label"], file="<corpus>")
@@ -142,6 +143,7 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
         raise ConfigError(f"biasfinder.parse: batch_size and n_process must be positive, not "
                           f"{batch_size} and {n_process}")
     unique = frame.drop_duplicates("text", keep="first")
+    corpus = len(unique)
     if len(unique) < len(frame):
         log.info("dropped %d repeated texts (kept the first row of each)",
                  len(frame) - len(unique))
@@ -158,7 +160,7 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     done = time.perf_counter()
     for doc, doc_id, label, doc_clusters in zip(docs, unique["id"], unique["label"], clusters,
                                                 strict=True):
-        doc.user_data[KEY] = {"id": str(doc_id), "label": int(label),
+        doc.user_data[KEY] = {"id": str(doc_id), "label": int(label), "corpus": corpus,
                               "coref": [[[s, e] for s, e in c] for c in doc_clusters]}
     if docs:
         log.info("parsed %d docs in %.1f s (%.1f docs/s, batch_size=%d, n_process=%d); "
