@@ -14,25 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fixtures.fill_lists import COUNTRIES, NAMES, OCCUPATIONS, small_wordlists
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.audit import audit, audit_html, filled_spans, write_audit
 from biasrepro.biasfinder.mutants import generate_mutants
 from biasrepro.biasfinder.templates import COLUMNS
-from biasrepro.biasfinder.wordlists import (
-    WORDLISTS_DIR,
-    Wordlists,
-    read_gender_nouns,
-    read_pronouns,
-)
+from biasrepro.biasfinder.wordlists import Wordlists
 from biasrepro.cli import main
 from biasrepro.errors import ConfigError, DataError
-
-NAMES = {"male": ("Omar", "Kenji", "Tobias", "Rafael"),
-         "female": ("Ingrid", "Leila", "Priya", "Sofia")}
-COUNTRIES = (("Chile", "Mateo", "Valentina"), ("Japan", "Haruto", "Yui"),
-             ("Kenya", "Baraka", "Wanjiru"))
-OCCUPATIONS = (("an", "accountant"), ("a", "baker"), ("an", "engineer"), ("a", "nurse"))
 
 # (characteristic, original, template, original class)
 GENDER = [
@@ -78,10 +68,7 @@ def many_gender(n: int) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def wl() -> Wordlists:
-    return Wordlists(
-        pronouns=read_pronouns(WORDLISTS_DIR / "pronouns.csv"),
-        gender_nouns=read_gender_nouns(WORDLISTS_DIR / "gender_nouns.csv"),
-        occupations=OCCUPATIONS, names=NAMES, country_names=COUNTRIES)
+    return small_wordlists()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import re
 
 import pandas as pd
 import pytest
+from fixtures.fill_lists import COUNTRIES, NAMES, OCCUPATIONS, small_wordlists
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.mutants import (
@@ -15,29 +16,15 @@ from biasrepro.biasfinder.mutants import (
     read_mutants,
     write_mutants,
 )
-from biasrepro.biasfinder.wordlists import (
-    WORDLISTS_DIR,
-    Wordlists,
-    read_gender_nouns,
-    read_pronouns,
-)
+from biasrepro.biasfinder.wordlists import Wordlists
 from biasrepro.errors import ConfigError, DataError
 
-NAMES = {"male": ("Omar", "Kenji", "Tobias", "Rafael"),
-         "female": ("Ingrid", "Leila", "Priya", "Sofia")}
-COUNTRIES = (("Chile", "Mateo", "Valentina"), ("Japan", "Haruto", "Yui"),
-             ("Kenya", "Baraka", "Wanjiru"))
-OCCUPATIONS = (("an", "accountant"), ("a", "baker"), ("an", "engineer"), ("a", "nurse"))
 PRONOUNS = {"male": {"he", "him", "his", "himself"}, "female": {"she", "her", "hers", "herself"}}
 
 
 @pytest.fixture(scope="module")
 def wl() -> Wordlists:
-    return Wordlists(
-        pronouns=read_pronouns(WORDLISTS_DIR / "pronouns.csv"),
-        gender_nouns=read_gender_nouns(WORDLISTS_DIR / "gender_nouns.csv"),
-        occupations=OCCUPATIONS, names=NAMES, country_names=COUNTRIES,
-    )
+    return small_wordlists()
 
 
 def table(*rows: tuple[str, str, str, str]) -> pd.DataFrame:
