@@ -18,10 +18,12 @@ only when exactly one cluster refers to a person and all of that cluster's menti
 
 Every name mention of the person (full name, first name or surname alone) becomes ``<name>``
 and is filled with one first name, so a surname-only mention becomes a first name, as in the
-paper. Gendered words outside the person's cluster (another character's "actress", an
-unclustered pronoun) are left as they are, as in the paper; but a name word or gender noun of
-the cluster that occurs again outside it (coreference missed a mention of the same person)
-rejects the document, since it would survive unchanged in every mutant.
+paper. Precision first: the filter (:func:`screen`) and the gender checks refuse a review
+whenever its person is not certainly one person — a name that reads as a title, a nameless
+cluster beside a named person, a word of the person's gender left outside the cluster (the
+paper left them; a mutant would keep them), the person's name left in another form, generic
+or unsure pronouns. ``docs/biasfinder-templates.md`` lists the rules and what they measure on
+real reviews.
 """
 
 from __future__ import annotations
