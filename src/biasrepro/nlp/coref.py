@@ -49,8 +49,12 @@ TITLES: dict[str, str | None] = {
 }
 #: determiners that make a gender noun a mention ("the uncle", "an aunt"); possessors count too
 NOUN_DETERMINERS = frozenset({"the", "this", "that", "a", "an", "another"})
-#: determiners that make a gender-noun phrase anaphoric ("the uncle" may be someone named before)
+#: determiners that make a gender-noun phrase anaphoric ("the man" may be someone named before)
 DEFINITE = frozenset({"the", "this", "that"})
+#: gender nouns that may refer back with the/this/that ("my uncle ... the old man"); a kinship
+#: or role noun ("the mother", "the son of his neighbour") introduces someone
+GENERIC_NOUNS = frozenset({"man", "woman", "boy", "girl", "guy", "gal", "lady", "gentleman",
+                           "fellow", "dude", "chap", "lad", "bloke", "kid", "child", "person"})
 #: gender-guesser's answers mapped to a gender (andy and unknown give none)
 GUESSED = {"male": "male", "mostly_male": "male", "female": "female", "mostly_female": "female"}
 MAX_NAME_TOKENS = 4
@@ -137,12 +141,18 @@ class RuleCoref:
       possessor, from the noun phrase's left edge to the noun (no right dependents);
     * gendered pronouns in any letter case (not when tagged as a proper noun).
 
+    Person nouns (gender nouns without a determiner, the person-noun list, job titles) are
+    mentions too: other people a pronoun may refer to.
+
     Linking: name variants (full name, first name, surname) form one cluster; its gender is
-    a title's, else gender-guesser's for the first name, else unknown. A pronoun, and a
-    gender-noun phrase with the/this/that and no possessor ("the old man", anaphoric), joins
-    the cluster of the nearest preceding mention whose cluster has its gender or none yet;
-    otherwise, and always for "a man" or "his father", it starts a cluster. A cluster's
-    gender, once known, never changes. Clusters of one mention are dropped.
+    a title's, else gender-guesser's (strict) for the first name, else unknown. A person or
+    gender noun predicated of a mention joins it (:func:`_predicated_cluster`). A pronoun,
+    and a generic gender or person noun with the/this/that and no possessor ("the old man",
+    not "the mother": :data:`GENERIC_NOUNS`), joins the cluster of its most salient earlier
+    mention of a compatible gender (:func:`_antecedent_cluster`, Hobbs-style, with binding
+    and no link on a tie); otherwise, and always for "a man" or "his father", it starts a
+    cluster. A cluster's gender, once known, never changes. Clusters of one mention are
+    dropped.
     """
 
     name = "rules"
@@ -241,7 +251,7 @@ class RuleCoref:
             start = tok.left_edge.i
             while doc[start].is_punct:
                 start += 1
-            definite = (doc[start].lower_ in DEFINITE
+            definite = (doc[start].lower_ in DEFINITE and tok.lower_ in GENERIC_NOUNS
                         and not any(c.dep_ == "poss" for c in tok.lefts))
             out.append(_Mention(start, tok.i + 1, "noun", gender, definite=definite))
         return out
@@ -251,8 +261,8 @@ class RuleCoref:
         nouns, the person-noun list, job titles), not already a name or gender-noun mention:
         other people a pronoun may refer to ("the writer ... he", "the other guy ... his").
         A noun predicated of the reviewer ("I am a big fan") is not one. A generic one with
-        the/this/that ("the child", not "the director", a role that introduces someone) may
-        refer back, like "the old man"."""
+        the/this/that (:data:`GENERIC_NOUNS`: "the child", not "the director", a role that
+        introduces someone) may refer back, like "the old man"."""
         out = []
         for tok in doc:
             if tok.i in taken or tok.tag_ not in ("NN", "NNP") or tok.ent_type_ == "PERSON":
@@ -263,9 +273,8 @@ class RuleCoref:
             if tok.dep_ == "attr" and any(c.dep_ == "nsubj" and c.lower_ in FIRST_SECOND
                                           for c in tok.head.children):
                 continue
-            generic = tok.lower_ in self.wordlists.person_nouns  # not a job title
-            definite = generic and any(c.dep_ == "det" and c.lower_ in DEFINITE
-                                       for c in tok.children)
+            definite = tok.lower_ in GENERIC_NOUNS and any(
+                c.dep_ == "det" and c.lower_ in DEFINITE for c in tok.children)
             out.append(_Mention(tok.i, tok.i + 1, "person", gender, definite=definite))
         return out
 
@@ -422,14 +431,8 @@ def _antecedent_cluster(doc: Doc, before: list[_Mention], mention: _Mention,
     ..."): an unsure link is not made, precision first. Beyond
     :data:`ANTECEDENT_SENTENCES` only a single earlier compatible cluster is linked."""
     ranked = []
-    roles = {}  # cluster -> the gender nouns in it: "the mother" is not "the little girl"
-    if mention.kind == "noun":
-        for m in before:
-            if m.kind == "noun":
-                roles.setdefault(m.cluster, set()).add(doc[m.end - 1].lower_)
     usable = [m for m in before if m.end <= mention.start
-              and genders[m.cluster] in (None, mention.gender)
-              and not roles.get(m.cluster, set()) - {doc[mention.end - 1].lower_}]
+              and genders[m.cluster] in (None, mention.gender)]
     for m in usable:
         rank = _salience(doc, m, mention)
         if rank is not None:
