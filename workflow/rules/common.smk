@@ -312,9 +312,7 @@ def biasfinder_lexicons():
     folder's own, else the project's (BiasFinder's original lists have none)."""
     from biasrepro.biasfinder import wordlists  # the file names and the fallback live there
 
-    own = Path(BIASFINDER["wordlists"])
-    return [str(own / name) if (own / name).is_file() and BF_LISTS == "project"
-            else os.path.relpath(wordlists.own_or_project(Path(BF_LISTS_DIR), name))
+    return [os.path.relpath(wordlists.own_or_project(Path(BF_LISTS_DIR), name))
             for name in (wordlists.PERSON_NOUNS, wordlists.JOB_TITLES)]
 
 

@@ -159,9 +159,8 @@ def _part_of_name(head: Token) -> bool:
 
 def _with_things(head: Token, wordlists: Wordlists) -> bool:
     """Coordinated with a noun that is no person: "judge, jury and executioner"."""
-    jobs = {o.lower() for _, o in wordlists.occupations} | set(wordlists.job_titles)
     return any(t.pos_ == "NOUN" and not wordlists.person_noun(t.text)[0]
-               and t.lower_ not in jobs and t.lemma_.lower() not in jobs
+               and not wordlists.is_job(t.lower_) and not wordlists.is_job(t.lemma_.lower())
                for t in head.conjuncts)
 
 
@@ -336,7 +335,8 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
     blocked: set[str] = set()  # occupations with a mention that cannot be replaced
     evidenced: set[str] = set()  # occupations with a mention that surely names a person
     head_of: dict[int, str] = {}  # head token index -> occupation, for coreference checks
-    for span in _occurrences(doc, wordlists):
+    occurrences = _occurrences(doc, wordlists)
+    for span in occurrences:
         occ = doc.vocab.strings[span.label]
         head = span[-1]
         if _part_of_name(head) or _with_things(head, wordlists):
@@ -358,8 +358,7 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
             if _denotes_person(head, wordlists):
                 evidenced.add(occ)
     clusters = _clusters_roots(doc)
-    fillers = {o.lower() for _, o in wordlists.occupations}
-    singular = [(doc.vocab.strings[o.label], o[-1]) for o in _occurrences(doc, wordlists)
+    singular = [(doc.vocab.strings[o.label], o[-1]) for o in occurrences
                 if o[-1].tag_ in ("NN", "NNP")]
     out = []
     for occ, spans in mentions.items():
@@ -369,7 +368,8 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
             continue  # "the director, an auteur": the other title would keep the job
         if any(_bare(s) for s in spans):
             continue  # "without male escort": a new job needs its article
-        if not (wordlists.job_titles.get(occ, True) or occ in fillers or occ in evidenced):
+        if not (wordlists.job_titles.get(occ, True) or occ in wordlists.fillers
+                or occ in evidenced):
             continue  # "the star of the sky": not surely a person
         heads = {s[-1].i for s in spans}
         if any(head_of.get(i, occ) != occ for roots in clusters if roots & heads

@@ -44,6 +44,8 @@ class Wordlists:
     #: job titles that detect occupations (lower case) -> whether the word's most frequent
     #: sense is the job (``dominant``); the fillers stay ``occupations``
     job_titles: dict[str, bool] = field(default_factory=dict)
+    #: the fillers in lower case (derived from ``occupations``)
+    fillers: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         pronoun_gender = {form: g for g in GENDERS for form in self.pronouns.get(g, {}).values()}
@@ -51,6 +53,9 @@ class Wordlists:
                                                                           strict=True)}
         object.__setattr__(self, "_pronoun_gender", pronoun_gender)
         object.__setattr__(self, "_noun_gender", noun_gender)
+        fillers = frozenset(occ.lower() for _, occ in self.occupations)
+        object.__setattr__(self, "fillers", fillers)
+        object.__setattr__(self, "_jobs", fillers | frozenset(self.job_titles))
 
     def gender_of_pronoun(self, word: str) -> str | None:
         """``male``/``female`` for a gendered pronoun in any letter case, else None."""
@@ -59,6 +64,10 @@ class Wordlists:
     def gender_of_noun(self, word: str) -> str | None:
         """``male``/``female`` for a (singular) gender noun in any letter case, else None."""
         return self._noun_gender.get(word.lower())  # type: ignore[attr-defined]
+
+    def is_job(self, word: str) -> bool:
+        """Whether ``word`` (lower case) is a filler occupation or a job title."""
+        return word in self._jobs  # type: ignore[attr-defined]
 
     def person_noun(self, word: str) -> tuple[bool, str | None]:
         """Whether ``word`` (any letter case) is a singular noun denoting a person — a gender

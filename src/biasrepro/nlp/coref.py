@@ -298,12 +298,15 @@ class RuleCoref:
                      for t in doc if self._is_pronoun(t) and t.i not in name_tokens]
         mentions.sort(key=lambda m: (m.start, m.end))
         at = {i: m for m in mentions for i in range(m.start, m.end)}
+        sentence = [0] * len(doc)  # each token's sentence number, for antecedent distances
+        for k, sent in enumerate(doc.sents):
+            sentence[sent.start:sent.end] = [k] * len(sent)
         for k, m in enumerate(mentions):
             if m.kind in ("person", "noun"):  # "Tom Cruise plays a young man"
                 m.cluster = _predicated_cluster(doc[m.end - 1], at, m, genders)
             if m.cluster < 0 and (m.kind == "pronoun" or (m.kind in ("noun", "person")
                                                           and m.definite)):
-                m.cluster = _antecedent_cluster(doc, mentions[:k], m, genders)
+                m.cluster = _antecedent_cluster(doc, sentence, mentions[:k], m, genders)
             if m.cluster < 0:
                 genders.append(m.gender)
                 m.cluster = len(genders) - 1
@@ -366,15 +369,14 @@ OBJECTS = frozenset({"dobj", "iobj", "pobj", "attr", "appos"})
 ANTECEDENT_SENTENCES = 2
 
 
-def _salience(doc: Doc, candidate: _Mention, mention: _Mention) -> tuple[int, int] | None:
+def _salience(doc: Doc, sentence: Sequence[int], candidate: _Mention, mention: _Mention
+              ) -> tuple[int, ...] | None:
     """Rank of ``candidate`` as the antecedent of ``mention`` (lower is better), in the
     spirit of Hobbs' search: sentences nearer first; in an earlier sentence its subject
     before its objects before the rest (in the pronoun's own sentence, the nearest
-    mention first). None beyond :data:`ANTECEDENT_SENTENCES`."""
-    here = doc[mention.start].sent.start
-    there = doc[candidate.start].sent.start
-    distance = 0 if there == here else sum(
-        1 for s in doc.sents if there <= s.start < here)
+    mention first). None beyond :data:`ANTECEDENT_SENTENCES`. ``sentence``: each token's
+    sentence number."""
+    distance = sentence[mention.start] - sentence[candidate.start]
     if distance > ANTECEDENT_SENTENCES:
         return None
     if distance == 0:
@@ -423,8 +425,8 @@ def _clause_mates(candidate: Token, pronoun: Token) -> bool:
             and candidate.dep_ in SUBJECTS and candidate.head == _clause_head(pronoun))
 
 
-def _antecedent_cluster(doc: Doc, before: list[_Mention], mention: _Mention,
-                        genders: list[str | None]) -> int:
+def _antecedent_cluster(doc: Doc, sentence: Sequence[int], before: list[_Mention],
+                        mention: _Mention, genders: list[str | None]) -> int:
     """The cluster of the most salient earlier mention (:func:`_salience`) whose cluster has
     the mention's gender or none yet (which it then takes); -1 when there is none, or when
     two clusters tie for it in an earlier sentence ("Lemmon and Matthau are great. He
@@ -434,7 +436,7 @@ def _antecedent_cluster(doc: Doc, before: list[_Mention], mention: _Mention,
     usable = [m for m in before if m.end <= mention.start
               and genders[m.cluster] in (None, mention.gender)]
     for m in usable:
-        rank = _salience(doc, m, mention)
+        rank = _salience(doc, sentence, m, mention)
         if rank is not None:
             ranked.append((rank, m.cluster))
     if not ranked:  # nothing within reach: an earlier person only if there is just one
