@@ -42,11 +42,11 @@ TOLERANCE = 0.30
 #: labels that are not defects: accepted, and the paper's own film-credit false positive
 NOT_DEFECTS = frozenset({"ok", "credit"})
 MAX_DEFECT_RATE, MAX_WRONG_REJECTIONS, MAX_UNLABELLED = 0.10, 0.20, 0.10
-#: the rates measured when the labels were made: no change may make them worse
-CEILING = {"gender": 0.20, "occupation": 0.13, "country": 0.07, "rejections": 0.60}
-SHORT = {"gender": "gender templates: 19 of 104 labelled are defective (18.3 %)",
-         "occupation": "occupation templates: 15 of 117 labelled are defective (12.8 %)",
-         "rejections": "18 of 30 single-person rejections are wrong (60 %)"}
+#: the rates measured with the labels as they are: no change may make them worse
+CEILING = {"gender": 0.23, "occupation": 0.16, "country": 0.07, "rejections": 0.48}
+SHORT = {"gender": "gender templates: 30 of 135 labelled are defective (22.2 %)",
+         "occupation": "occupation templates: 23 of 147 labelled are defective (15.6 %)",
+         "rejections": "21 of 44 single-person rejections are wrong (48 %)"}
 
 
 def read_reviews(folder: Path) -> pd.DataFrame:

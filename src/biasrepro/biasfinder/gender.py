@@ -34,7 +34,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from biasrepro.biasfinder.placeholders import PLACEHOLDER, Candidate, placeholder
-from biasrepro.nlp.coref import clusters_of, name_gender
+from biasrepro.nlp.coref import clusters_of, name_gender, said_to_be_person
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -72,10 +72,14 @@ _NAME_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "my", "your", "
                                "his", "her", "its"})
 _WORDS = re.compile(r"[^\W\d_]+")
 _INDEFINITE = frozenset({"a", "an", "another", "some", "any", "one", "every", "each", "no"})
-#: gendered words that are not person nouns
+#: gendered words that are not person nouns, and words for the body of one sex
 GENDERED_WORDS = {"male": "male", "masculine": "male", "female": "female",
                   "feminine": "female", "lesbian": "female", "cowboy": "male",
-                  "cowgirl": "female", "macho": "male", "manly": "male", "womanly": "female"}
+                  "cowgirl": "female", "macho": "male", "manly": "male", "womanly": "female",
+                  # the body of one sex: a swapped mutant would give it to the other
+                  "breast": "female", "breasts": "female", "boobs": "female", "bra": "female",
+                  "pregnant": "female", "pregnancy": "female", "beard": "male",
+                  "moustache": "male", "mustache": "male"}
 #: words ending in "man" that are no man
 NOT_MEN = frozenset({"human", "german", "roman", "shaman", "talisman", "ottoman", "caiman",
                      "doberman", "ataman", "superhuman", "inhuman", "humane", "oman"})
@@ -257,7 +261,8 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
 
     * ``placeholder``: the text already contains placeholder syntax;
     * ``nobody``, ``people``: not exactly one cluster with a name, gendered pronoun or gender
-      noun ("the writer" with its "he" is another person);
+      noun ("the writer" with its "he" is another person); a person named once with a
+      role ("the director, Norman Jewison") is not a cluster, as a name named once is not;
     * ``unclear``: a mention of the cluster is none of those, or its case or span is
       unclear (a generic "he (or she)", "her's", "James'", overlapping mentions);
     * ``not a person``: a name of the cluster reads as a title: in quotes, with a
@@ -270,6 +275,7 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
     if PLACEHOLDER.search(doc.text):
         return None, "placeholder"
     person_tokens = {t.lower_ for ent in doc.ents if ent.label_ == "PERSON" for t in ent}
+    person_tokens |= {t.lower_ for t in doc if said_to_be_person(t, wordlists)}
     found: list[list[Mention]] = []
     for cluster in clusters_of(doc):
         mentions = []
@@ -280,6 +286,7 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
             mentions.append(classify(span, person_tokens, wordlists))
         if any(m.kind in (NAME, PRONOUN, NOUN) for m in mentions):
             found.append(mentions)
+    found = [c for c in found if not _named_once(c)]
     if not found:
         return None, "nobody"
     if len(found) > 1:
@@ -294,13 +301,19 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
         return None, "unclear"  # "BRITTANY" "SNOW" as two names: one would be filled twice
     names = [m for m in mentions if m.kind == NAME]
     if names and (any(_title_like(doc, m) for m in names)
-                  or not any(_person_name(doc, m) for m in names)):
+                  or not any(_person_name(doc, m, wordlists) for m in names)):
         return None, "not a person"
     if not names:
         genders = {m.gender for m in mentions if m.gender is not None}
         if any(g is None or g in genders for g in _other_names(doc, mentions, wordlists)):
             return None, "another name"
     return mentions, ""
+
+
+def _named_once(mentions: list[Mention]) -> bool:
+    """One name and otherwise ungendered person nouns ("the actor, John Malkovich")."""
+    return (sum(m.kind == NAME for m in mentions) == 1
+            and all(m.kind in (NAME, PERSON) for m in mentions))
 
 
 def _name_tokens(doc: Doc, m: Mention) -> Span:
@@ -348,10 +361,11 @@ def _title_like(doc: Doc, m: Mention) -> bool:
     return False
 
 
-def _person_name(doc: Doc, m: Mention) -> bool:
-    """A person-name reading: tagged PERSON, or starting with a first name of known gender."""
+def _person_name(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
+    """A person-name reading: tagged PERSON, said to be a person ("the poet, Mishima"), or
+    starting with a first name of known gender."""
     span = _name_tokens(doc, m)
-    return (any(t.ent_type_ == "PERSON" for t in span)
+    return (any(t.ent_type_ == "PERSON" or said_to_be_person(t, wordlists) for t in span)
             or name_gender(span[0].text) is not None)
 
 
@@ -360,8 +374,9 @@ def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
     """The gender (None: unknown) of each person name outside the cluster's mentions and
     before its last one (a pronoun does not refer ahead to a name): PERSON entities named in
     full or by a first name, capitalised proper nouns that are first names of known gender
-    or are said to be a person (:func:`_named_person`) or act as one (a proper noun as a
-    subject or possessor). A word in capitals of unknown gender ("MEMENTO") is not counted."""
+    or are said to be a person (:func:`~biasrepro.nlp.coref.said_to_be_person`) or act as
+    one (a proper noun as a subject or possessor). A word in capitals of unknown gender
+    ("MEMENTO") is not counted."""
     inside = [(m.start, m.end) for m in mentions]
     last = max(m.start for m in mentions)
 
@@ -388,29 +403,25 @@ def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
         if tok.i in seen or tok.pos_ != "PROPN" or not tok.text[:1].isupper() or not outside(
                 tok):
             continue
+        if any(c.dep_ == "det" and c.lower_ in _NAME_DETERMINERS for c in tok.children):
+            continue  # "makes the old man into a Job": a figure, not someone named
         if (g := name_gender(tok.text)) is not None:
             out.append(g)
-        elif _named_person(tok, wordlists) or (
+        elif said_to_be_person(tok, wordlists) or (
                 tok.dep_ in ("nsubj", "nsubjpass", "poss") and not tok.text.isupper()):
             out.append(None)  # "Kubrick again puts his ...", "Almodovar's film"
     return out
 
 
-def _named_person(tok: Token, wordlists: Wordlists) -> bool:
-    """A proper noun said to be a person: "the porter, Rainbow", "Rebar is an astronaut"."""
-    if tok.dep_ == "appos" and wordlists.person_noun(tok.head.text)[0]:
-        return True
-    return tok.dep_ == "nsubj" and tok.head.lemma_ == "be" and any(
-        c.dep_ == "attr" and wordlists.person_noun(c.text)[0] for c in tok.head.children)
-
-
 def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
     """Whether a word replaced in the cluster (for mentions of ``kinds``: a name's words,
-    capitalised, or the gender noun, in any case) also occurs outside the replaced spans:
-    likely the same person where coreference missed a mention ("Webb" after "Marcus Webb",
-    "An uncle" before "The uncle"), which would survive unchanged in every mutant. A name
+    capitalised, or the gender noun, in any case and with a determiner or possessor) also
+    occurs outside the replaced spans: likely the same person where coreference missed a
+    mention ("Webb" after "Marcus Webb", "An uncle" before "The uncle"), which would survive
+    unchanged in every mutant. A name
     word also counts written one letter off or with a bare possessive s ("Erick"/"Eric",
-    "Husseins"), and so do the initials of a full name ("MJ")."""
+    "Husseins"), and so do the initials of a full name ("MJ") and the name in lower case
+    where it acts as a name (a proper noun, a subject or possessor: "tony says")."""
     chosen = [m for m in mentions if m.kind in kinds]
     replaced = [m.target for m in chosen]
     words = {kind: {t.lower_ for m in chosen if m.kind == kind
@@ -421,12 +432,15 @@ def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool
     for t in doc:
         if any(s <= t.idx < e for s, e in replaced):
             continue
-        if t.lower_ in words[NOUN]:
-            return True
+        if t.lower_ in words[NOUN] and any(c.dep_ in ("det", "poss") for c in t.children):
+            return True  # "An uncle" before "The uncle"; not "the nature of man"
         if t.text[:1].isupper() and (
                 t.lower_ in words[NAME] or (t.text.isupper() and t.lower_ in initials)
                 or any(_variant(t.lower_, w) for w in words[NAME] if len(w) >= 4)):
             return True
+        if t.lower_ in words[NAME] and (t.pos_ == "PROPN" or t.dep_ in (
+                "nsubj", "nsubjpass", "poss")):
+            return True  # "where tony says": the name in lower case
     return False
 
 
@@ -487,8 +501,8 @@ def _another_person(tok: Token, wordlists: Wordlists) -> bool:
     """A gendered word outside the person's cluster that is probably not about them: a
     possessed noun ("his son"), an indefinite one that is not predicated of anyone ("he
     stabs a guy", not "a man who betrays", "as an actress"), a modifier ("boy attitude"), an
-    interjection ("Man, ..."), a word capitalised in mid-sentence (a title), or a generic
-    pair ("male/female"). A
+    interjection ("Man, ..."), a word capitalised in mid-sentence (a title), a generic
+    pair ("male/female"), or "man" for humankind ("the nature of man"). A
     possessor ("the heroine's friends") may be the person: it counts."""
     doc = tok.doc
     if tok.dep_ in ("compound", "amod", "nmod") and tok.lower_ not in GENDERED_WORDS:
@@ -503,6 +517,9 @@ def _another_person(tok: Token, wordlists: Wordlists) -> bool:
            or GENDERED_WORDS.get(t.lower_) not in (None, GENDERED_WORDS.get(tok.lower_))
            for t in near):
         return True
+    if (tok.lower_ in ("man", "woman") and tok.dep_ == "pobj"
+            and not any(c.dep_ in ("det", "poss") for c in tok.children)):
+        return True  # "the nature of man": humankind, not someone
     if tok.lower_ in GENDERED_WORDS:
         return False
     if any(c.dep_ == "poss" for c in tok.children):

@@ -103,6 +103,18 @@ def name_gender(first_name: str, *, strict: bool = False) -> str | None:
     return GUESSED.get(answer)
 
 
+def said_to_be_person(tok: Token, wordlists: Wordlists) -> bool:
+    """A proper noun the sentence says is a person: an appositive of a person noun ("the
+    porter, Rainbow"), or the subject of "be" with one ("Rebar is an astronaut"); not a
+    word in capitals ("the cop, WTF")."""
+    if tok.text.isupper():
+        return False
+    if tok.dep_ == "appos" and wordlists.person_noun(tok.head.text)[0]:
+        return True
+    return tok.dep_ == "nsubj" and tok.head.lemma_ == "be" and any(
+        c.dep_ == "attr" and wordlists.person_noun(c.text)[0] for c in tok.head.children)
+
+
 def _capitalised(tok: Token) -> bool:
     return tok.text[:1].isupper() and not tok.is_punct
 
@@ -134,7 +146,8 @@ class RuleCoref:
 
     * person names: PERSON entities without titles (Mr., Dr., ...) or a possessive 's; runs
       of proper nouns that start at a first name gender-guesser knows (the small model's NER
-      misses names or labels them ORG, LOC, ...); and the words of those names wherever
+      misses names or labels them ORG, LOC, ...) or end at a proper noun said to be a person
+      (:func:`said_to_be_person`: "the poet, Mishima"); and the words of those names wherever
       else they occur as proper nouns, widened to adjacent proper nouns (an untagged
       "Kwame Asante" is found through a tagged "Kwame");
     * gender-noun phrases: a singular gender noun (word lists) with a determiner or
@@ -194,11 +207,13 @@ class RuleCoref:
             found.append((start, end))
             covered.update(range(start, end))
 
-        def name_like(i: int) -> bool:
+        def name_like(i: int, *, said: bool = False) -> bool:
+            """A proper noun that may be part of a name: not of a NOT_NAMES entity type
+            unless a first name tagged NORP, or (``said``) said to be a person."""
             tok = doc[i]
             return (i not in covered and tok.tag_ == "NNP" and _capitalised(tok)
                     and not _is_title(tok) and not self._is_pronoun(tok)
-                    and (tok.ent_type_ not in NOT_NAMES
+                    and (tok.ent_type_ not in NOT_NAMES or said
                          or (tok.ent_type_ == "NORP" and name_gender(tok.text) is not None)))
 
         for k, (start, end) in enumerate(found):  # a first name NER left out: [Vera] Garcia
@@ -218,6 +233,14 @@ class RuleCoref:
                     covered.update(range(*found[-1]))
                     break
             i = max(end, i + 1)
+
+        for tok in doc:  # a surname said to be a person: "the poet, Mishima"
+            if name_like(tok.i, said=True) and said_to_be_person(tok, self.wordlists):
+                start, end = tok.i, tok.i + 1
+                while start > 0 and end - start < MAX_NAME_TOKENS and name_like(start - 1):
+                    start -= 1
+                found.append((start, end))
+                covered.update(range(start, end))
 
         while True:  # words of known names on tokens NER missed, until nothing new is found
             words = {doc[i].text for s, e in found for i in range(s, e)}
@@ -260,7 +283,8 @@ class RuleCoref:
         """Singular common nouns that denote a person (:meth:`Wordlists.person_noun`: gender
         nouns, the person-noun list, job titles), not already a name or gender-noun mention:
         other people a pronoun may refer to ("the writer ... he", "the other guy ... his").
-        A noun predicated of the reviewer ("I am a big fan") is not one. A generic one with
+        A noun predicated of the reviewer ("I am a big fan") or modifying a thing ("the
+        doctor scene") is not one. A generic one with
         the/this/that (:data:`GENERIC_NOUNS`: "the child", not "the director", a role that
         introduces someone) may refer back, like "the old man"."""
         out = []
@@ -273,6 +297,9 @@ class RuleCoref:
             if tok.dep_ == "attr" and any(c.dep_ == "nsubj" and c.lower_ in FIRST_SECOND
                                           for c in tok.head.children):
                 continue
+            if (tok.dep_ == "compound" and tok.head.pos_ == "NOUN"
+                    and not self.wordlists.person_noun(tok.head.text)[0]):
+                continue  # "the doctor scene", "a cop movie": a kind of thing, not someone
             definite = tok.lower_ in GENERIC_NOUNS and any(
                 c.dep_ == "det" and c.lower_ in DEFINITE for c in tok.children)
             out.append(_Mention(tok.i, tok.i + 1, "person", gender, definite=definite))
@@ -380,9 +407,14 @@ def _salience(doc: Doc, sentence: Sequence[int], candidate: _Mention, mention: _
     if distance > ANTECEDENT_SENTENCES:
         return None
     if distance == 0:
-        if _clause_mates(doc[candidate.end - 1], doc[mention.start]):
+        noun, pronoun = doc[candidate.end - 1], doc[mention.start]
+        if _clause_mates(noun, pronoun):
             return None
-        return (0, *_hobbs_rank(doc[candidate.end - 1], doc[mention.start]))
+        rank = _hobbs_rank(noun, pronoun)
+        relative = _relative_subject(noun, pronoun)
+        if relative is not None:  # "a performer who bonds with a child to pass on his art"
+            rank = min(rank, _hobbs_rank(relative, pronoun))
+        return (0, *rank)
     tok = doc[candidate.end - 1]
     while tok.dep_ == "conj" and tok.head.i != tok.i:  # "Tom and Sam run": both subjects
         tok = tok.head
@@ -417,12 +449,42 @@ def _clause_head(tok: Token) -> Token:
     return tok
 
 
+#: relative pronouns, which stand for the noun their clause modifies
+RELATIVES = frozenset({"who", "whom", "that", "which"})
+#: the argument positions binding is about (a possessive "his" may be its clause's subject)
+ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "dative", "pobj"})
+
+
+def _relative(clause: Token, deps: frozenset[str] | set[str]) -> Token | None:
+    """The relative pronoun of a relative clause in one of the positions ``deps``."""
+    if clause.dep_ != "relcl":
+        return None
+    return next((c for c in clause.children if c.lower_ in RELATIVES and c.dep_ in deps),
+                None)
+
+
+def _relative_subject(noun: Token, pronoun: Token) -> Token | None:
+    """The subject relative pronoun standing for ``noun`` in a relative clause of it that
+    holds ``pronoun`` ("a performer [who bonds ... his art]"), for Hobbs' search, which
+    meets that subject before the objects of the clause."""
+    for clause in (c for c in noun.children if c.dep_ == "relcl"):
+        if clause.left_edge.i <= pronoun.i <= clause.right_edge.i:
+            return _relative(clause, SUBJECTS)
+    return None
+
+
 def _clause_mates(candidate: Token, pronoun: Token) -> bool:
     """Binding: an object pronoun (not a reflexive, not a possessive) cannot refer to the
     subject of its own clause ("Nobody comes close to her", "the director should thank
-    her")."""
-    return (pronoun.dep_ in ("dobj", "iobj", "dative", "pobj")
-            and candidate.dep_ in SUBJECTS and candidate.head == _clause_head(pronoun))
+    her"); in a relative clause, a pronoun argument cannot refer to the noun whose relative
+    pronoun is another argument of that clause ("a boss who hates him", "a planter whom
+    she barely knows")."""
+    clause = _clause_head(pronoun)
+    if (pronoun.dep_ in ("dobj", "iobj", "dative", "pobj")
+            and candidate.dep_ in SUBJECTS and candidate.head == clause):
+        return True
+    return (pronoun.dep_ in ARGUMENTS and clause.head == candidate
+            and _relative(clause, ARGUMENTS - {pronoun.dep_}) is not None)
 
 
 def _antecedent_cluster(doc: Doc, sentence: Sequence[int], before: list[_Mention],
@@ -456,13 +518,21 @@ def _antecedent_cluster(doc: Doc, sentence: Sequence[int], before: list[_Mention
 def _predicated_cluster(tok: Token, at: Mapping[int, _Mention], mention: _Mention,
                         genders: list[str | None]) -> int:
     """The cluster a person noun belongs to by syntax: an appositive of a mention ("Ed
-    Wood, the director") or the predicate of a mention's clause ("Kubrick is a director",
-    "he plays a cop", "she stars as a nurse", "it stars Tom as a cop"); -1 otherwise or when
-    the genders clash."""
+    Wood, the director"), or with one ("the poet, Mishima"), a second role of one person
+    without its own determiner ("the writer and director"), or the predicate of a mention's
+    clause ("Kubrick is a director", "he plays a cop", "she stars as a nurse", "it stars Tom
+    as a cop"); -1 otherwise or when the genders clash."""
     head = None
+    named = next((c for c in tok.children if c.dep_ == "appos" and c.i in at
+                  and tok.tag_ == "NN"), None)  # not a title: "Director Norman Jewison"
     if tok.lemma_ == "character" and (owner := next(
             (c for c in tok.children if c.dep_ == "poss"), None)) is not None:
         head = owner  # "Kline's character ... he": the reviewer's one person
+    elif named is not None:  # "the poet, Mishima"
+        head = named
+    elif (tok.dep_ == "conj" and mention.gender is None and tok.head.i in at
+          and not any(c.dep_ in ("det", "poss") for c in tok.children)):
+        head = tok.head  # "the author and poet": one person, not "the author and the poet"
     elif tok.dep_ == "appos":
         head = tok.head
     elif tok.dep_ in ("attr", "dobj") and tok.head.lemma_ in ("be", "play", "become", "remain"):
