@@ -211,6 +211,9 @@ def test_report_writes_every_table_and_is_reproducible(tmp_path: Path) -> None:
     base = gaps[(gaps.method == "baseline") & (gaps.fairness_set == "balanced")
                 & (gaps.metric == "FPR_gap") & (gaps.attribute == "gender")]
     assert (base["value"] == 1.0).all() and (base["low"] <= base["value"]).all()
+    resampling = gaps.groupby("fairness_set")["resampling"].unique()
+    assert list(resampling["balanced"]) == ["paired"]          # source sentences resampled
+    assert list(resampling["original"]) == ["stratified"]
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     assert report["fairness_sets"]["balanced"]["rows"] == 12 * 2 + 12 * 3
     sense = pd.read_csv(tmp_path / "a" / "sensescore.csv")

@@ -4,7 +4,9 @@
   balanced set ``source_id``) with a predictions file (``id``, ``label``, ``prob``) row for
   row, refusing mismatched ids or labels.
 * :func:`evaluate` gives the per-group rates, the FPR/TPR/AUC gaps with bootstrap intervals
-  (§5, Eqs. 1–3) and Borkan et al.'s subgroup/BPSN/BNSP AUCs with their power −5 means.
+  (§5, Eqs. 1–3) and Borkan et al.'s subgroup/BPSN/BNSP AUCs with their power −5 means. On
+  the balanced set the bootstrap is paired (whole source sentences resampled with all their
+  counterfactual versions); on the original set it is stratified by group.
 * :func:`sense_scores` gives SenseScore (§7.3, Eq. 6) per attribute pair over the balanced
   set's counterfactual versions of the same source sentence.
 * :func:`dataset_bias` gives selection (Eq. 4) and overamplification (Eq. 5) bias and the
@@ -75,15 +77,25 @@ def join_predictions(fairness_set: pd.DataFrame, predictions: pd.DataFrame, *,
 
 def evaluate(frame: pd.DataFrame, attributes: Attributes, *, threshold: float,
              resamples: int, confidence: float, seed: int) -> dict[str, pd.DataFrame]:
-    """``groups``, ``gaps`` and ``borkan`` tables of one model on one (joined) fairness set."""
+    """``groups``, ``gaps`` and ``borkan`` tables of one model on one (joined) fairness set.
+
+    The gaps' bootstrap (§5, Eqs. 1–3) is ``paired`` — whole source sentences resampled,
+    each with its version in every group — when rows share a ``source_id`` (the balanced
+    set's counterfactual versions), and ``stratified`` by group otherwise (the original set,
+    where ``source_id`` is the row's own id); the gaps table's ``resampling`` column says
+    which."""
     groups_in = sorted({g for sides in attributes.values() for side in sides.values()
                         for g in side})
     rows = frame[frame["identity"].isin(groups_in)]
     labels, probs = rows["label"].to_numpy(), rows["prob"].to_numpy()
     identity = rows["identity"].astype(str).to_numpy()
+    clusters = None
+    if "source_id" in rows.columns and rows["source_id"].duplicated().any():
+        clusters = rows["source_id"].to_numpy()
     groups = group_metrics(labels, probs, identity, threshold=threshold)
     gaps = fairness_gaps(labels, probs, identity, attributes, threshold=threshold,
-                         resamples=resamples, confidence=confidence, seed=seed)
+                         resamples=resamples, confidence=confidence, seed=seed,
+                         clusters=clusters)
     borkan = borkan_aucs(labels, probs, {g: identity == g for g in groups_in})
     means = {"identity": f"power_mean_{POWER:g}", "n": int(len(rows))}
     for column in ("subgroup_auc", "bpsn_auc", "bnsp_auc"):

@@ -3,7 +3,8 @@
 Reads the original and balanced fairness sets, every ``.../{model}/{method}/fairness-{set}
 .parquet`` predictions file and each method's training data; writes to ``out_dir``:
 
-* ``gaps.csv`` / ``gaps.md``: FPR/TPR/AUC gaps with bootstrap intervals (Tables 3, 5–8);
+* ``gaps.csv`` / ``gaps.md``: FPR/TPR/AUC gaps with bootstrap intervals (Tables 3, 5–8),
+  paired on the balanced set and stratified on the original one (``resampling``);
 * ``group_metrics.csv``: n, FPR, TPR, AUC per group; ``borkan.csv``: subgroup/BPSN/BNSP AUCs;
 * ``sensescore.csv``: SenseScore per attribute pair on the balanced set (Table 12);
 * ``dataset_bias.csv`` / ``training_groups.csv``: selection and overamplification bias of
@@ -60,11 +61,15 @@ def _interval(row: Mapping[str, Any]) -> str:
 
 def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
     table = gaps.assign(cell=gaps.apply(_interval, axis=1)).pivot_table(
-        index=["fairness_set", "model", "method", "attribute"], columns="metric",
-        values="cell", aggfunc="first").reset_index()
-    columns = ["fairness_set", "model", "method", "attribute", "FPR_gap", "TPR_gap", "AUC_gap"]
+        index=["fairness_set", "model", "method", "attribute", "resampling"],
+        columns="metric", values="cell", aggfunc="first").reset_index()
+    columns = ["fairness_set", "model", "method", "attribute", "FPR_gap", "TPR_gap", "AUC_gap",
+               "resampling"]
     return (f"# Group fairness gaps ({task})\n\n|marginalized mean - non-marginalized| "
-            "(Eqs. 1-3) with percentile bootstrap intervals.\n\n"
+            "(Eqs. 1-3) with percentile bootstrap intervals of the signed difference mapped "
+            "through |.|: paired (whole source sentences resampled with all their "
+            "counterfactual versions) on the balanced set, stratified by group on the "
+            "original set (column resampling).\n\n"
             + markdown_table(table.to_dict("records"), columns))
 
 
