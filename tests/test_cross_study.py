@@ -138,6 +138,8 @@ def test_correlation_with_a_known_rho_and_the_undefined_cases(tmp_path: Path) ->
         ["x", "y"])
     fpr = table.loc["btc_rate", "FPR_gap"]
     assert fpr["rho"] == pytest.approx(0.8) and fpr["n"] == 5
+    assert (fpr["distinct_x"], fpr["permutations"]) == (5, "exact (120 orderings)")
+    assert 0 < fpr["p_permutation"] <= 1 and fpr["p_cluster"] == fpr["p_permutation"]
     z, half = math.atanh(0.8), 1.959964 / math.sqrt(2)
     assert fpr["low"] == pytest.approx(math.tanh(z - half), abs=1e-5)
     assert fpr["high"] == pytest.approx(math.tanh(z + half), abs=1e-5)
@@ -161,6 +163,7 @@ def test_command_writes_every_file_and_reruns_byte_identical(tmp_path: Path) -> 
     assert summary["unmatched"]["sentiment"] == {"btc_only": [], "gaps_only": ["m9/baseline"]}
     tox = summary["headline"]["toxicity"]["balanced"]["FPR_gap"]
     assert tox["attribute"] == "all" and tox["n"] == 4  # 2 model x method x 2 attributes
+    assert {"distinct_x", "p_permutation", "p_cluster"} <= set(tox)
     corr = pd.read_csv(tmp_path / "one" / "correlations.csv")
     per_attr = corr[(corr["task"] == "toxicity") & (corr["attribute"] == "gender")]
     assert set(per_attr["n"]) == {2} and per_attr["rho"].isna().all()
@@ -169,6 +172,7 @@ def test_command_writes_every_file_and_reruns_byte_identical(tmp_path: Path) -> 
     assert list(btc["btc"]) == [1, 2, 0, 0]
     md = (tmp_path / "one" / "correlations.md").read_text()
     assert md.startswith("# Cross-study") and "| sentiment | original | gender | btc_rate" in md
+    assert "| distinct x, y |" in md and "| p_perm | p_cluster |" in md
 
 
 def _error(capsys: pytest.CaptureFixture[str], code: int) -> str:

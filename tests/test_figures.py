@@ -14,6 +14,7 @@ import pytest
 
 from biasrepro.analysis.figures import (
     FAIRNESS_SETS,
+    correlations_figure,
     figure_files,
     figure_names,
     method_colour,
@@ -53,13 +54,14 @@ def _write_toxicity(folder: Path) -> Path:
               for k, meth in enumerate(METHODS) for g in ("female", "male", "black", "white")]
     pd.DataFrame(groups).to_csv(folder / "training_groups.csv", index=False)
     corr = [{"group": "fairness_metrics", "model": "all", "fairness_set": fset, "x": x, "y": y,
-             "rho": 0.5, "n": 4, "p_value": 0.04, "low": -0.1, "high": 0.9,
+             "rho": 0.5, "n": 4, "p_value": 0.04, "low": -0.1, "high": 0.9, "p_cluster": 0.04,
              "points": "baseline model x attribute", "note": ""}
             for fset in FAIRNESS_SETS
             for x, y in (("FPR_gap", "TPR_gap"), ("FPR_gap", "AUC_gap"), ("TPR_gap", "AUC_gap"))]
     nan = float("nan")
     corr += [{"group": "bias_vs_fairness", "model": m, "fairness_set": "balanced",
               "x": "selection", "y": "FPR_gap", "rho": nan, "n": 2, "p_value": nan,
+              "p_cluster": nan,
               "low": nan, "high": nan, "points": "attribute",
               "note": "2 paired values: at least 3 are needed"} for m in (*MODELS, "all")]
     pd.DataFrame(corr).to_csv(folder / "correlations.csv", index=False)
@@ -171,3 +173,14 @@ def test_bad_inputs_are_one_error(problem: str, inputs: tuple[Path, Path], tmp_p
     lines = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(lines) == 1, err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_correlation_stars_follow_the_cluster_permutation_p() -> None:
+    rows = [{"group": "bias_vs_fairness", "model": "all", "fairness_set": "balanced",
+             "x": x, "y": "FPR_gap", "rho": 0.9, "n": 9, "p_value": 0.001, "p_cluster": p,
+             "points": "model x attribute", "note": ""}
+            for x, p in (("selection", 1 / 6), ("overamplification", 0.004))]
+    fig = correlations_figure({"task": "toxicity", "correlations": pd.DataFrame(rows)},
+                              "bias_vs_fairness")
+    cells = sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("0.90"))
+    assert cells == ["0.90", "0.90**"]

@@ -136,7 +136,8 @@ def test_correlations_are_grouped_as_the_paper_with_n() -> None:
         for fs in ("original", "balanced") for a in ("gender", "race", "religion")
         for metric in ("FPR_gap", "TPR_gap", "AUC_gap")])
     bias = pd.DataFrame([{"method": meth, "attribute": a, "selection": float(rng.random()),
-                          "overamplification": float(rng.random())}
+                          "overamplification": float(rng.random()),
+                          "overamplification_raw": float(rng.random())}
                          for meth in ("baseline", "perturbed")
                          for a in ("gender", "race", "religion")])
     table = correlation_table(gaps, bias)
@@ -149,6 +150,16 @@ def test_correlations_are_grouped_as_the_paper_with_n() -> None:
     assert (t9["note"].str.contains("no confidence interval")).all()
     across = table[table["group"] == "bias_vs_fairness_across_methods"]
     assert set(across["n"]) == {6}
+    # overamplification: max-normalised within the baseline's set, raw across methods
+    assert set(both["x"]) == {"selection", "overamplification"}
+    assert set(across["x"]) == {"selection", "overamplification_raw"}
+    # the pooled Table 9 row: 2 models x 3 attributes, the 3 attributes' dataset bias
+    pooled = table[(table["group"] == "bias_vs_fairness") & (table["model"] == "all")]
+    assert set(pooled["n"]) == {6} and set(pooled["distinct_x"]) == {3}
+    assert set(pooled["distinct_y"]) == {6}
+    assert (pooled["cluster_permutations"] == "exact (6 orderings)").all()
+    assert (pooled["p_cluster"] >= 1 / 6).all()
+    assert pooled["note"].str.contains("share 3 x values").all()
     # representation rows join per (model, method): the pretrained model's for both methods
     rep = pd.DataFrame([{"model": m, "method": meth, "attribute": a,
                          "source": "representation_crows", "value": float(rng.random())}
@@ -166,6 +177,38 @@ def test_correlations_are_grouped_as_the_paper_with_n() -> None:
     rho = np.corrcoef(x.loc[y.index], y)[0, 1]
     got = t9[(t9["x"] == "selection") & (t9["y"] == "AUC_gap")]["rho"].iloc[0]
     assert got == pytest.approx(rho)
+
+
+def test_across_methods_compare_raw_overamplification() -> None:
+    """A debiased set with a smaller raw gap scores lower, not 1.0 like the baseline."""
+    attrs = {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+             "race": {"marginalized": ["black"], "non_marginalized": ["white"]}}
+    def train(sizes: dict[str, int]) -> pd.DataFrame:
+        rows = [{g: float(g == group) for g in sizes} | {"label": 0}
+                for group, n in sizes.items() for _ in range(n)]
+        return pd.DataFrame(rows)
+    base, _ = dataset_bias(train({"female": 10, "male": 30, "black": 5, "white": 25}), attrs,
+                           identity_threshold=0.5)
+    fair, _ = dataset_bias(train({"female": 20, "male": 21, "black": 14, "white": 16}), attrs,
+                           identity_threshold=0.5)
+    bias = pd.concat([base.assign(method="baseline"), fair.assign(method="perturbed")])
+    assert set(bias["overamplification"]) == {1.0, 0.5}   # both sets top out at 1.0
+    gaps = pd.DataFrame([
+        {"model": "bert", "method": meth, "fairness_set": "balanced", "attribute": a,
+         "metric": metric, "value": v}
+        for meth, vs in (("baseline", (0.2, 0.2)), ("perturbed", (0.01, 0.02)))
+        for a, v in zip(attrs, vs, strict=True) for metric in ("FPR_gap", "TPR_gap", "AUC_gap")])
+    table = correlation_table(gaps, bias)
+    across = table[(table["group"] == "bias_vs_fairness_across_methods")
+                   & (table["x"] == "overamplification_raw")]
+    assert len(across) == 3 and set(across["n"]) == {4}
+    # raw x (20, 20, 1, 2) tracks the gaps; the normalised x (1.0, 1.0, 0.5, 1.0) would not
+    assert (across["rho"] > 0.99).all() and set(across["distinct_x"]) == {3}
+    normalised = np.corrcoef([1.0, 1.0, 0.5, 1.0], [0.2, 0.2, 0.01, 0.02])[0, 1]
+    assert normalised < 0.7
+    missing = bias.drop(columns="overamplification_raw")
+    with pytest.raises(DataError, match="overamplification_raw"):
+        correlation_table(gaps, missing)
 
 
 def test_prediction_paths_name_model_method_and_set() -> None:

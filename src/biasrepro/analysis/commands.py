@@ -31,9 +31,9 @@ def _add_cross_study(asub: Any, settings_type: Callable[[str], dict[str, Any]]) 
     c = asub.add_parser("cross-study", help="BTC rates against group-fairness gaps",
                         description="BiasFinder BTC rates of every sentiment model x method, "
                         "BiasFinder-style BTCs of every toxicity model x method on the "
-                        "balanced fairness set, and Pearson correlations (n, p, interval) "
-                        "of the BTC rate with the FPR/TPR/AUC gaps. Give the sentiment "
-                        "inputs, the toxicity inputs, or both.")
+                        "balanced fairness set, and Pearson correlations (n, p, interval, "
+                        "permutation p-values) of the BTC rate with the FPR/TPR/AUC gaps. "
+                        "Give the sentiment inputs, the toxicity inputs, or both.")
     c.add_argument("--biasfinder", type=Path, help="BiasFinder's table4.csv (sentiment)")
     c.add_argument("--sentiment-gaps", type=Path, help="the sentiment fairness gaps.csv")
     c.add_argument("--toxicity-balanced", type=Path, help="the toxicity balanced fairness set")

@@ -27,8 +27,9 @@ the original set (other sentences per group) and the sentiment rows (IMDB templa
 SST) are the independent comparisons.
 
 Each correlation is Pearson's ρ over model x method points, per attribute and, where a
-task has several attributes, pooled over model x method x attribute, with n, p-value and a
-Fisher-z interval (:func:`biasrepro.metrics.correlation.pearson`); with n < 3 or a
+task has several attributes, pooled over model x method x attribute, with n, p-value, a
+Fisher-z interval, the distinct x and y counts and permutation p-values (points, and
+clusters of equal x) (:func:`biasrepro.metrics.correlation.pearson`); with n < 3 or a
 constant side, ρ is NaN and the row says why.
 """
 
@@ -57,7 +58,7 @@ from biasrepro.data.tables import (
 )
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import atomic_outputs, dumps_json, write_text
-from biasrepro.metrics.correlation import pearson
+from biasrepro.metrics.correlation import EXACT_LIMIT, PERMUTATIONS, SEED, pearson
 from biasrepro.study.correlations import METRICS
 from biasrepro.study.report import prediction_key
 
@@ -77,7 +78,8 @@ BTC_COLUMNS = ["model", "method", "attribute", "threshold", "templates", "mutant
 POINT_COLUMNS = ["task", "fairness_set", "attribute", "model", "method", "btc_rate",
                  "aligned_btc_rate", *METRICS]
 CORRELATION_COLUMNS = ["task", "fairness_set", "attribute", "x", "y", "points", "n", "rho",
-                       "p_value", "low", "high", "note"]
+                       "p_value", "low", "high", "distinct_x", "distinct_y", "p_permutation",
+                       "permutations", "p_cluster", "cluster_permutations", "note"]
 POOLED = "all"
 
 
@@ -244,7 +246,9 @@ def headline(table: pd.DataFrame) -> dict[str, Any]:
         out.setdefault(task, {})[fset] = {
             r["y"]: {"attribute": r["attribute"], "rho": r["rho"], "n": int(r["n"]),
                      "p_value": r["p_value"], "low": r["low"], "high": r["high"],
-                     "note": r["note"]} for r in pick.to_dict("records")}
+                     "distinct_x": int(r["distinct_x"]), "p_permutation": r["p_permutation"],
+                     "p_cluster": r["p_cluster"], "note": r["note"]}
+            for r in pick.to_dict("records")}
     return out
 
 
@@ -272,20 +276,27 @@ def _markdown(table: pd.DataFrame, points: pd.DataFrame, *, threshold: float,
         f"probability >= {threshold:g}) against the gaps on the balanced and on the original "
         "set. A row per attribute has one point per model x method; `all` pools the "
         "attributes, whose scales differ, so read it together with the per-attribute rows. "
-        f"n counts the points with both values; the interval is Fisher-z at {confidence:g}; "
+        f"n counts the points with both values; the interval is Fisher-z at {confidence:g} "
+        "and p_value scipy's, both for independent points; p_perm shuffles y over the "
+        "points and p_cluster shuffles the distinct x values over the points that share "
+        f"them (every ordering up to {EXACT_LIMIT:,}, else {PERMUTATIONS:,} random ones, "
+        f"seed {SEED}: correlations.csv says which); "
+        "distinct x and y count the different values of each side; "
         "a positive rho means models with more metamorphic failures also have larger gaps. "
         "On the toxicity balanced set the FPR and TPR gaps are bounded by the share of "
         "templates with a BTC (every group holds the same sentences), so those rows agree "
         "largely by construction; the original set and the sentiment rows are independent "
         "of the BTC templates. "
         f"Points: {counted}.\n\n")
-    lines = ["| task | fairness_set | attribute | x | y | n | rho | CI | p_value | note |",
-             "|" + "---|" * 10]
+    lines = ["| task | fairness_set | attribute | x | y | n | distinct x, y | rho | CI | "
+             "p_value | p_perm | p_cluster | note |", "|" + "---|" * 13]
     for r in table.to_dict("records"):
         ci = (f"[{_fmt(r['low'])}, {_fmt(r['high'])}]" if math.isfinite(r["low"]) else "")
-        p = "NaN" if not math.isfinite(r["p_value"]) else f"{r['p_value']:.3g}"
+        p, perm, cluster = ("NaN" if not math.isfinite(r[k]) else f"{r[k]:.3g}"
+                            for k in ("p_value", "p_permutation", "p_cluster"))
         lines.append(f"| {r['task']} | {r['fairness_set']} | {r['attribute']} | {r['x']} | "
-                     f"{r['y']} | {r['n']} | {_fmt(r['rho'])} | {ci} | {p} | {r['note']} |")
+                     f"{r['y']} | {r['n']} | {r['distinct_x']}, {r['distinct_y']} | "
+                     f"{_fmt(r['rho'])} | {ci} | {p} | {perm} | {cluster} | {r['note']} |")
     return header + "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@
 * ``{task}_gaps_{original,balanced}``: FPR/TPR/AUC gaps (Eqs. 1-3) per attribute, model and
   method, with their bootstrap intervals as error bars (Tables 3, 5-8);
 * ``{task}_correlations_{group}``: each group of the Pearson tables (§5.2, Table 9, Figure 2,
-  and the harness's across-methods table) as heatmaps of r, starred by p-value;
+  and the harness's across-methods table) as heatmaps of r, starred by permutation p-value;
 * ``biasfinder_btc_rates``: BiasFinder's BTC rates per characteristic, model and method, over
   all mutant pairs and over aligned pairs (BiasFinder, Table 4).
 
@@ -63,7 +63,8 @@ LABELS = {
     # a no-break space keeps "(Eq. 1)" on one line when labels are wrapped
     "FPR_gap": "FPR gap (Eq.\u00a01)", "TPR_gap": "TPR gap (Eq.\u00a02)",
     "AUC_gap": "AUC gap (Eq.\u00a03)", "selection": "selection bias (Eq.\u00a04)",
-    "overamplification": "overamplification (Eq.\u00a05)",
+    "overamplification": "overamplification (Eq.\u00a05, max-normalised)",
+    "overamplification_raw": "overamplification (Eq.\u00a05, raw)",
     "representation_crows": "CrowS-Pairs", "representation_stereoset": "StereoSet",
     "representation_seat": "SEAT",
 }
@@ -189,7 +190,7 @@ def read_task(report_path: Path, task: str) -> dict[str, Any]:
                                       ["n", "positive_ratio"], ["method", "group"]),
         "correlations": read_table(folder / "correlations.csv",
                                    ["group", "model", "fairness_set", "x", "y", "points"],
-                                   ["rho", "n", "p_value"],
+                                   ["rho", "n", "p_value", "p_cluster"],
                                    ["group", "model", "fairness_set", "x", "y"], ["note"]),
     }
 
@@ -373,7 +374,8 @@ def _span(values: Iterable[float]) -> str:
 def correlations_figure(data: Mapping[str, Any], group: str) -> Any:
     """One group of the Pearson tables as one heatmap of r: a block of rows (x: bias source
     or metric) per model, a block of columns (y: gap metric) per fairness set; stars mark
-    p-values, hatched "n/a" cells an undefined r, blank cells pairs the table lacks."""
+    ``p_cluster`` (the permutation p-value that counts points sharing an x once), hatched
+    "n/a" cells an undefined r, blank cells pairs the table lacks."""
     import matplotlib
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -403,7 +405,7 @@ def correlations_figure(data: Mapping[str, Any], group: str) -> Any:
                                    edgecolor="#a6a6a6", hatch="///", linewidth=0))
             ax.text(j, i, "n/a", ha="center", va="center", fontsize=7, color="#404040")
         else:
-            ax.text(j, i, f"{r.rho:.2f}{_stars(r.p_value)}", ha="center", va="center",
+            ax.text(j, i, f"{r.rho:.2f}{_stars(r.p_cluster)}", ha="center", va="center",
                     fontsize=7, color="white" if abs(r.rho) > 0.6 else "black")
     ax.set_xticks(range(n_cols), [_wrap(_label(y), 12) for _ in fsets for y in ys])
     ax.set_yticks(range(n_rows), [_wrap(_label(x), 20) for _ in models for x in xs])
@@ -429,7 +431,8 @@ def correlations_figure(data: Mapping[str, Any], group: str) -> Any:
     undefined = sorted({r.note for r in place.values() if math.isnan(r.rho) and r.note})
     stars = ", ".join(f"{mark} p < {level:g}" for level, mark in reversed(STARS))
     notes = "\n".join(textwrap.wrap(
-        f"{stars} (two-sided). n/a: r undefined"
+        f"{stars} (two-sided permutation test, points sharing an x shuffled together). "
+        "n/a: r undefined"
         + (f" ({'; '.join(undefined)})" if undefined else "")
         + ". Blank: pair not in the table.", 110))
     fig.text(0.5, 0.01, notes, ha="center", va="bottom", fontsize=7)

@@ -6,12 +6,17 @@
   (selection, overamplification; CrowS-Pairs, StereoSet and SEAT as ``representation_*``)
   of the baseline and each fairness gap, over the attributes (three points, as the paper);
   plus the same over all models pooled; on the balanced set (Table 9) and the original one
-  (Figure 2 compares the two).
+  (Figure 2 compares the two). One training set, so overamplification is Eq. 5
+  max-normalised within it (x ``overamplification``), as §6.5 reports it.
 * ``bias_vs_fairness_across_methods`` (this harness): per model, over every (method,
   attribute) point, the bias of the method's training data against the model's gap — more
-  points than the paper's three, so its intervals mean something.
+  points than the paper's three. Training sets are compared with each other, so
+  overamplification is Eq. 5 unnormalised (x ``overamplification_raw``): normalised within
+  each set, a debiased set would score 1.0 on its worst attribute like the baseline.
 
-Every ρ carries n, a p-value and a Fisher-z interval (:func:`metrics.correlation.pearson`).
+Every ρ carries n, a p-value, a Fisher-z interval, the distinct x and y counts and
+permutation p-values (:func:`metrics.correlation.pearson`): the pooled Table 9 row has 9
+points but 3 distinct x.
 """
 
 from __future__ import annotations
@@ -22,13 +27,18 @@ from typing import Any
 
 import pandas as pd
 
+from biasrepro.errors import DataError
 from biasrepro.metrics.correlation import pearson
 
 METRICS = ("FPR_gap", "TPR_gap", "AUC_gap")
-#: dataset-bias columns of the bias table that are sources of bias (Eq. 4, Eq. 5 normalized)
-DATASET_SOURCES = {"selection": "selection", "overamplification": "overamplification"}
+#: dataset-bias columns (of the bias table) correlated within one training set: Eq. 4, and
+#: Eq. 5 max-normalised within the set
+DATASET_SOURCES = ("selection", "overamplification")
+#: the same across training sets: Eq. 4, and Eq. 5 unnormalised
+ACROSS_METHOD_SOURCES = ("selection", "overamplification_raw")
 COLUMNS = ["group", "model", "fairness_set", "x", "y", "rho", "n", "p_value", "low", "high",
-           "points", "note"]
+           "distinct_x", "distinct_y", "p_permutation", "permutations", "p_cluster",
+           "cluster_permutations", "points", "note"]
 
 
 def _row(group: str, model: str, fairness_set: str, x: str, y: str, merged: pd.DataFrame,
@@ -50,9 +60,9 @@ def _bias_long(bias: pd.DataFrame, representation: pd.DataFrame | None,
     every model trained on that data, representation bias is per (model, method)."""
     rows = [
         {"model": m, "method": r["method"], "attribute": r["attribute"], "source": source,
-         "value": r[column]}
+         "value": r[source]}
         for m in models for r in bias.to_dict("records")
-        for source, column in DATASET_SOURCES.items()
+        for source in dict.fromkeys((*DATASET_SOURCES, *ACROSS_METHOD_SOURCES))
     ]
     out = pd.DataFrame(rows, columns=["model", "method", "attribute", "source", "value"])
     if representation is not None and len(representation):
@@ -65,9 +75,13 @@ def correlation_table(gaps: pd.DataFrame, bias: pd.DataFrame, *, baseline: str =
     """All three groups of correlations (module docstring) as one tidy table.
 
     ``gaps``: model, method, fairness_set, attribute, metric, value. ``bias``: method,
-    attribute, selection, overamplification. ``representation`` (optional): model, method,
-    attribute, source, value.
+    attribute, selection, overamplification, overamplification_raw. ``representation``
+    (optional): model, method, attribute, source, value.
     """
+    for column in ("method", "attribute", *DATASET_SOURCES, *ACROSS_METHOD_SOURCES):
+        if column not in bias.columns:
+            raise DataError("the dataset-bias table lacks a column the correlations need",
+                            column=column)
     wide = _gap_table(gaps)
     models = sorted(wide["model"].unique())
     rows: list[dict[str, Any]] = []
@@ -84,14 +98,16 @@ def correlation_table(gaps: pd.DataFrame, bias: pd.DataFrame, *, baseline: str =
         for source in long["source"].unique():
             scores = long[long["source"] == source]
             merged_all = on_set.merge(scores, on=["model", "method", "attribute"])
+            across = source not in DATASET_SOURCES or source in ACROSS_METHOD_SOURCES
+            within = source not in ACROSS_METHOD_SOURCES or source in DATASET_SOURCES
             for metric in METRICS:
                 at_base = merged_all[merged_all["method"] == baseline]
-                for model in [*models, "all"]:
+                for model in [*models, "all"] if within else []:
                     one = at_base if model == "all" else at_base[at_base["model"] == model]
                     rows.append(_row("bias_vs_fairness", model, fset, source, metric,
                                      one.rename(columns={"value": "x", metric: "y"}),
                                      "attribute" if model != "all" else "model x attribute"))
-                for model in models:
+                for model in models if across else []:
                     one = merged_all[merged_all["model"] == model]
                     rows.append(_row("bias_vs_fairness_across_methods", model, fset, source,
                                      metric, one.rename(columns={"value": "x", metric: "y"}),

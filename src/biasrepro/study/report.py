@@ -9,7 +9,8 @@ Reads the original and balanced fairness sets, every ``.../{model}/{method}/fair
 * ``sensescore.csv``: SenseScore per attribute pair on the balanced set (Table 12);
 * ``dataset_bias.csv`` / ``training_groups.csv``: selection and overamplification bias of
   each method's training data, and the group sizes and positive ratios (Figures 3–5);
-* ``correlations.csv`` / ``correlations.md``: the Pearson tables (§5.2, Table 9);
+* ``correlations.csv`` / ``correlations.md``: the Pearson tables (§5.2, Table 9) with
+  distinct counts and permutation p-values (:mod:`biasrepro.study.correlations`);
 * ``report.json``: the settings, sizes and the gap, SenseScore and dataset-bias tables.
 """
 
@@ -35,6 +36,14 @@ FILES = ("report.json", "gaps.csv", "gaps.md", "group_metrics.csv", "borkan.csv"
          "sensescore.csv", "dataset_bias.csv", "training_groups.csv", "correlations.csv",
          "correlations.md")
 FAIRNESS_SETS = ("original", "balanced")
+CORRELATIONS_NOTE = (
+    "p_value (scipy) and the interval (Fisher-z) treat the n points as independent; "
+    "distinct_x and distinct_y count the different values of each side; p_permutation "
+    "shuffles y over the points, p_cluster shuffles the distinct x values over the points "
+    "that share them (`permutations`, `cluster_permutations`: exact or random). "
+    "Overamplification (Eq. 5) is max-normalised within the training set in "
+    "`bias_vs_fairness` (x `overamplification`, as §6.5) and unnormalised across methods "
+    "(x `overamplification_raw`).")
 
 
 def prediction_key(path: Path) -> tuple[str, str, str]:
@@ -185,7 +194,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
             tables[key].to_csv(paths[name], index=False, lineterminator="\n")
         write_text(_gaps_markdown(tables["gaps"], task), paths["gaps.md"])
         corr = tables["correlations"]
-        write_text(f"# Pearson correlations ({task})\n\n"
+        write_text(f"# Pearson correlations ({task})\n\n{CORRELATIONS_NOTE}\n\n"
                    + markdown_table(corr.to_dict("records"), list(corr.columns)),
                    paths["correlations.md"])
     log.info("fairness report (%s): %d prediction files, %d training sets -> %s in %.1f s",
