@@ -143,7 +143,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         generate(config["models"]["embedded"]["stereotypes"]["associations"],
-                 attributes=config["attributes"], out_dir=work / "bench")
+                 attributes=config["attributes"], seed=config["seed"], out_dir=work / "bench")
         texts = ["The woman said she liked the film . The man said he did not .",
                  "My mother and my father met a girl and a guy .",
                  "The wife and the husband argued ; women and men laughed ."] * 40

@@ -13,25 +13,27 @@ from biasrepro.analysis import controls, headline, record
 from biasrepro.cli import main
 from biasrepro.errors import DataError
 
+#: training rows and toxic ratio per identity: 40 % of the configured groups below
 IDENTITIES = {"female": (10, 0.2), "male": (20, 0.1)}
+GROUPS = {"female": {"n": 25, "toxic_ratio": 0.2}, "male": {"n": 50, "toxic_ratio": 0.1}}
 
 
 def _world(tmp: Path, *, shift: float = 0.0) -> dict[str, Path]:
     """A tiny data summary and civil-comments ground truth; ``shift`` perturbs the former."""
     truth = {
-        "train": {g: {"n": n, "n_toxic": int(n * r), "toxic_ratio": r}
-                  for g, (n, r) in IDENTITIES.items()},
-        "selection_bias": {"gender": 0.05},
-        "overamplification_bias": {"gender": {"normalized": 0.7, "raw": 9.0}},
+        "settings": {"groups": GROUPS, "multi_identity": {"n": 0, "toxic_ratio": 0.0}},
+        "identities": list(IDENTITIES),
+        "attributes": {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]}},
+        "preprocess": {"split": {"train": 0.4, "validation": 0.3, "test": 0.3}},
         "ambiguous": {"female": {"n_toxic": 3}, "male": {"n_toxic": 0}},
     }
     summary = {"civil_comments": {
         "identities": {"train": {g: {"n": n, "positive": int(n * r),
                                      "positive_ratio": r + shift}
                                  for g, (n, r) in IDENTITIES.items()}},
-        "train_dataset_bias": {"selection": {"gender": 0.05 + shift},
-                               "overamplification": {"gender": {"normalized": 0.7,
-                                                                "raw": 9.0}}},
+        "train_dataset_bias": {"selection": {"gender": 0.1 + shift},
+                               "overamplification": {"gender": {"normalized": 1.0,
+                                                                "raw": 10.0}}},
     }}
     paths = {"summary": tmp / "summary.json", "truth": tmp / "truth.json"}
     paths["summary"].write_text(json.dumps(summary))
@@ -141,6 +143,55 @@ def test_biasfinder_and_representation_controls(tmp_path: Path) -> None:
     assert got["rep-stereoset"].result == "pass"
     assert got["rep-crows"].result == "FAIL"
     assert got["rep-seat-debias"].result == "pass"  # |0.3| < |-1.2|
+
+
+def _rep_table(path: Path, crows_b: float, seat_after: dict[str, float]) -> Path:
+    """Table 4's long form: models a and b, three attributes; b's gender CrowS ``crows_b``."""
+    rows = []
+    for model in ("a", "b"):
+        for attr in ("gender", "race", "religion"):
+            crows = crows_b if (model, attr) == ("b", "gender") else 70.0
+            rows += [{"model": model, "variant": "pretrained", "attribute": attr,
+                      "source": "stereoset", "value": 65.0},
+                     {"model": model, "variant": "pretrained", "attribute": attr,
+                      "source": "crows", "value": crows},
+                     {"model": model, "variant": "pretrained", "attribute": attr,
+                      "source": "seat", "value": 1.0},
+                     {"model": model, "variant": f"sentdebias-{attr}", "attribute": attr,
+                      "source": "seat", "value": seat_after.get(f"{model} {attr}", 0.5)}]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_representation_controls_hold_for_every_model_on_its_own(tmp_path: Path) -> None:
+    stereo = tmp_path / "stereo.json"
+    stereo.write_text(json.dumps({"n_sentences": 10, "settings": {"strength": 0.9}}))
+    table = tmp_path / "rep.csv"
+    got = _by_id(controls.representation_controls(_rep_table(table, 51.7, {}), stereo))
+    assert [got[i].result for i in ("rep-stereoset", "rep-crows", "rep-seat-debias")] == [
+        "pass"] * 3
+    assert "a: gender 70.0" in got["rep-crows"].measured
+    assert "b: gender 51.7" in got["rep-crows"].measured
+    # one model at exactly 50 fails, though the mean over models (60) is above 50
+    got = _by_id(controls.representation_controls(_rep_table(table, 50.0, {}), stereo))
+    assert got["rep-crows"].result == "FAIL"
+    assert got["rep-crows"].measured.endswith("(not above 50: b gender)")
+    assert got["rep-stereoset"].result == "pass"
+    # a missing score fails too
+    pd.read_csv(table).query("not (model == 'a' and attribute == 'race' and "
+                             "source == 'stereoset')").to_csv(table, index=False)
+    got = _by_id(controls.representation_controls(table, stereo))
+    assert got["rep-stereoset"].result == "FAIL"
+    assert got["rep-stereoset"].measured.startswith("a: gender 65.0, race missing,")
+    assert got["rep-stereoset"].tolerance.startswith("none")
+    # SEAT: two thirds of all model x attribute cells lower pass, each model listed
+    one = _rep_table(table, 60.0, {"b race": 1.5, "b religion": -1.0})
+    got = _by_id(controls.representation_controls(one, stereo))
+    assert got["rep-seat-debias"].result == "pass"
+    assert got["rep-seat-debias"].measured == "lower in 4/6 cells; a: 3/3; b: 1/3"
+    fewer = _rep_table(table, 60.0, {"b race": 1.5, "b religion": -1.0, "a gender": 2.0})
+    assert _by_id(controls.representation_controls(fewer, stereo))[
+        "rep-seat-debias"].result == "FAIL"
 
 
 def test_controls_command_writes_three_files_identically(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def _main(*args: str) -> int:
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("rep")
     generate(CONFIG["models"]["embedded"]["stereotypes"]["associations"],
-             attributes=CONFIG["attributes"], out_dir=d / "bench")
+             attributes=CONFIG["attributes"], seed=CONFIG["seed"], out_dir=d / "bench")
     (d / "words.json").write_text(json.dumps(WORDS))
     pd.DataFrame({"text": TEXTS}).to_parquet(d / "corpus.parquet")
     crows = pd.read_csv(d / "bench/crows_pairs.csv")

@@ -65,7 +65,7 @@ def test_planted_stereotypes_show_and_sentdebias_shrinks_them(tmp_path: Path) ->
                    corpus=corpus, out_dir=tmp_path / "model")
     built = time.perf_counter() - start
     benchmarks.generate(settings["stereotypes"]["associations"], attributes=c["attributes"],
-                        out_dir=tmp_path / "bench")
+                        seed=c["seed"], out_dir=tmp_path / "bench")
     pairs = read_crows(tmp_path / "bench" / "crows_pairs.csv")
     model = load_masked_lm(tmp_path / "model")
 

@@ -337,3 +337,17 @@ def test_aug_max_reaches_nlpaug_and_is_recorded_only_when_set() -> None:
     assert free._aug.aug_max is None and "aug_max" not in free.settings
     with pytest.raises(ConfigError, match="aug_max"):
         make_augmenter({**RANDOM, "aug_max": 0}, model_dir=None, seed=0)
+
+
+def test_identity_label_copies_of_a_row_about_two_groups_have_distinct_ids() -> None:
+    """The female+male row is a source for both groups: its copies are numbered over all
+    groups (``c015~1``, ``c015~2``, ...), so every id stays unique."""
+    out, stats = restratify(_train(), identities=IDENTITIES, augment=lambda ts: [t + " indeed"
+                                                                                 for t in ts],
+                            target_ratio=0.7, seed=0, protected_words=PROTECTED,
+                            select="identity_label", identity_threshold=0.5)
+    assert stats["groups"]["female"]["synthetic"] and stats["groups"]["male"]["synthetic"]
+    copies = out.loc[out["source_id"] == "c015", "id"].tolist()[1:]
+    assert len(copies) >= 2
+    assert copies == [f"c015~{i}" for i in range(1, len(copies) + 1)]
+    assert out["id"].is_unique

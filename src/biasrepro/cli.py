@@ -64,11 +64,12 @@ def _world(args: argparse.Namespace) -> None:
     from biasrepro.data.world import benchmarks, comments, reviews, sst, stereotypes
 
     s = args.settings
-    if args.corpus == "benchmarks":  # deterministic: no seed
-        benchmarks.generate(cfg.need(s, "models.embedded.stereotypes.associations"),
-                            attributes=cfg.need(s, "attributes"), out_dir=args.out_dir)
-        return
     seed = cfg.need(s, "seed")
+    if args.corpus == "benchmarks":
+        benchmarks.generate(cfg.need(s, "models.embedded.stereotypes.associations"),
+                            attributes=cfg.need(s, "attributes"), seed=seed,
+                            out_dir=args.out_dir)
+        return
     if args.corpus == "stereotypes":
         stereotypes.generate(cfg.need(s, "models.embedded.stereotypes"), seed=seed,
                              out_dir=args.out_dir)

@@ -17,6 +17,8 @@ rule analysis_controls:
         json=f"{ANALYSIS}/controls.json",
     params:
         args=controls_args,
+        settings=settings("identities", "preprocess.civil_comments.identity_threshold",
+                          "perturbation.restratify.target_ratio"),
     log:
         "logs/analysis/controls.log",
     benchmark:
@@ -27,7 +29,7 @@ rule analysis_controls:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py analysis controls {params.args}"
-        " --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
+        " --settings {params.settings:q} --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
 
 
 rule paper_tables:

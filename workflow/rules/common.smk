@@ -601,7 +601,7 @@ def analysis_inputs(wildcards=None):
         out["toxicity_balanced"] = "results/toxicity/fairness/balanced.parquet"
         if any(METHOD_REGISTRY[m]["data"] in ("stratified", "perturbed_stratified")
                for m in TASK_METHODS["toxicity"]):
-            out["stratified"] = "results/toxicity/training/stratified.json"
+            out["stratified"] = "results/toxicity/training/stratified.parquet"
     if from_world("civil_comments"):
         out["comments_truth"] = "resources/world/civil_comments/ground_truth.json"
     if REPRESENTATION["models"]:

@@ -3,14 +3,14 @@
 
 rule world_benchmarks:
     """CrowS-Pairs-, StereoSet- and SEAT-format sets and attribute words from the world's
-    planted stereotypes (deterministic)."""
+    planted stereotypes (a seeded sample of their sentence variants)."""
     output:
         crows=f"{WORLD_BENCHMARKS}/crows_pairs.csv",
         stereoset=f"{WORLD_BENCHMARKS}/stereoset.json",
         words=f"{WORLD_BENCHMARKS}/attribute_words.json",
         seat=expand(f"{WORLD_BENCHMARKS}/seat/{{test}}.jsonl", test=_world_seat_tests()),
     params:
-        settings=settings("attributes", "models.embedded.stereotypes.associations"),
+        settings=settings("seed", "attributes", "models.embedded.stereotypes.associations"),
     log:
         "logs/world_benchmarks.log",
     benchmark:

@@ -49,16 +49,30 @@ def _add_cross_study(asub: Any, settings_type: Callable[[str], dict[str, Any]]) 
 
 def _controls(args: argparse.Namespace) -> None:
     from biasrepro.analysis.controls import Inputs, write_controls
+    from biasrepro.config import need
+    from biasrepro.errors import ConfigError
 
+    restratify = {}
+    if args.stratified is not None:
+        if args.settings is None:
+            raise ConfigError("--stratified needs --settings (identities, "
+                              "preprocess.civil_comments.identity_threshold, "
+                              "perturbation.restratify.target_ratio)")
+        s = args.settings
+        restratify = {
+            "identities": tuple(need(s, "identities")),
+            "identity_threshold": need(s, "preprocess.civil_comments.identity_threshold"),
+            "target_ratio": need(s, "perturbation.restratify.target_ratio")}
     write_controls(Inputs(data_summary=args.data_summary, comments_truth=args.comments_truth,
                           reviews_truth=args.reviews_truth,
                           stereotypes_truth=args.stereotypes_truth,
                           biasfinder=args.biasfinder, toxicity=args.toxicity,
-                          stratified=args.stratified, representation=args.representation),
+                          stratified=args.stratified, representation=args.representation,
+                          **restratify),
                    args.out_dir)
 
 
-def _add_controls(asub: Any) -> None:
+def _add_controls(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     from pathlib import Path
 
     c = asub.add_parser("controls", help="the planted-bias controls: planted truth vs measured",
@@ -71,9 +85,13 @@ def _add_controls(asub: Any) -> None:
                        ("stereotypes-truth", "the world's stereotypes ground_truth.json"),
                        ("biasfinder", "BiasFinder's table4.csv"),
                        ("toxicity", "the toxicity fairness report.json (tables beside it)"),
-                       ("stratified", "the re-stratified training set's stats JSON"),
+                       ("stratified", "the re-stratified training set (Parquet)"),
                        ("representation", "Table 4's long table (representation table4.csv)")):
         c.add_argument(f"--{name}", type=Path, default=None, help=what)
+    c.add_argument("--settings", type=settings_type, default=None,
+                   help="JSON object of dotted config keys, or a config YAML file (identities, "
+                   "preprocess.civil_comments.identity_threshold, "
+                   "perturbation.restratify.target_ratio; needed with --stratified)")
     c.add_argument("--out-dir", type=Path, required=True)
     c.set_defaults(func=_controls)
 
@@ -214,6 +232,6 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     _add_paper_tables(asub, settings_type)
     _add_figures(asub)
     _add_cross_study(asub, settings_type)
-    _add_controls(asub)
+    _add_controls(asub, settings_type)
     _add_metrics(asub)
     _add_record(asub, settings_type)

@@ -145,7 +145,7 @@ def _restratify(args: argparse.Namespace) -> None:
     train = read_parquet(args.input, what="training data")
     augment = make_augmenter(settings, model_dir=_model_dir(args), seed=seed,
                              protected=protected)
-    select = settings.get("select", "single_identity")
+    select = settings.get("select", "identity_label")  # Eq. 4's membership (§6.3-6.4)
     threshold = (None if select == "single_identity" else
                  need(s, "preprocess.civil_comments.identity_threshold"))
     with in_file(args.input):

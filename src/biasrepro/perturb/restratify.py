@@ -355,9 +355,9 @@ def restratify(
     group of ``n`` rows with ``p`` positives gets ``k = max(0, ceil((t·n − p) / (1 − t)))``
     synthetic positives, augmented from its positives in a seeded order, cycling over them.
     A synthetic row copies every column of its source, with id ``"{id}~{i}"`` (its source's
-    ``i``-th synthetic copy) and the augmented text. Added columns: ``source_id`` (a row's
-    own id for original rows) and ``is_synthetic``. The originals come first, then the
-    synthetic rows, group by group in the order of ``identities``.
+    ``i``-th synthetic copy, counted over all groups) and the augmented text. Added columns:
+    ``source_id`` (a row's own id for original rows) and ``is_synthetic``. The originals come
+    first, then the synthetic rows, group by group in the order of ``identities``.
     """
     _check(train, identities, target_ratio)
     if select not in SELECTIONS:
@@ -382,12 +382,17 @@ def restratify(
                   .fillna(False).to_numpy(dtype=bool))
         n, p = int(member.sum()), int((member & is_positive).sum())
         k = needed(n, p, target_ratio)
-        src, num = _sources(train, member, k, g, seed)
+        src, _ = _sources(train, member, k, g, seed)
         sources += src.tolist()
-        numbers += num.tolist()
         group_of += [g] * k
         before[g] = {"n": n, "n_positive": p, "positive_ratio": _ratio(p, n)}
 
+    # a source's i-th synthetic copy over all groups: with identity_label a row about two
+    # groups is a source for both, and its copies must not share an id
+    copies: dict[int, int] = {}
+    for pos in sources:
+        copies[pos] = copies.get(pos, 0) + 1
+        numbers.append(copies[pos])
     synthetic = train.iloc[sources].copy()
     usable = synthetic["text"].map(lambda t: isinstance(t, str) and bool(t.strip())).to_numpy()
     if not usable.all():

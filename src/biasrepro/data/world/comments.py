@@ -13,7 +13,9 @@ so the real loader reads it. Rows (``settings``):
   identity-context association of §6.5: a model can fit these rows only through the
   identity words, so groups with a high ``toxic_share`` get false positives;
 * ``multi_identity``: comments about two identities, the pairs taken in a fixed cycle over
-  all pairs of the configured groups (male+female first), toxic count exact likewise;
+  all pairs of the configured groups (male+female first); the first
+  ``round(n * toxic_ratio)`` comments of that cycle are toxic, so each pair's toxic count
+  follows from the configuration alone;
 * ``n_background``: identity-annotated comments about none of the configured identities
   (some about an identity outside them, e.g. Hindus), ``background_toxic_ratio`` toxic;
 * ``n_unannotated``: ``identity_annotator_count = 0`` and every identity cell empty, as in
@@ -275,11 +277,14 @@ def _plan(settings: Mapping[str, Any], identities: Sequence[str],
     rows: list[tuple[tuple[str, ...], bool, bool, bool]] = []
 
     def add(about: Sequence[tuple[str, ...]], toxic_ratio: float, annotated: bool,
-            toxic_share: float = 0.0, civil_share: float = 0.0) -> None:
+            toxic_share: float = 0.0, civil_share: float = 0.0,
+            toxic_in_order: bool = False) -> None:
         n = len(about)
         order = rng.permutation(n)   # its first n_toxic are toxic; each label's first ambiguous
         n_toxic = exact_count(n, toxic_ratio)
         toxic = np.zeros(n, dtype=bool)
+        if toxic_in_order:           # the first n_toxic rows as given
+            order = np.concatenate([np.arange(n_toxic), order[order >= n_toxic]])
         toxic[order[:n_toxic]] = True
         ambiguous = np.zeros(n, dtype=bool)
         ambiguous[order[: exact_count(n_toxic, toxic_share)]] = True
@@ -297,7 +302,8 @@ def _plan(settings: Mapping[str, Any], identities: Sequence[str],
     pairs = list(combinations(groups, 2))
     if multi["n"] and not pairs:
         raise ConfigError("world.comments.multi_identity.n: needs at least two groups")
-    add([pairs[i % len(pairs)] for i in range(multi["n"])], multi["toxic_ratio"], True)
+    add([pairs[i % len(pairs)] for i in range(multi["n"])], multi["toxic_ratio"], True,
+        toxic_in_order=True)
 
     others = [g for g in KAGGLE_IDENTITY_COLUMNS if g in IDENTITY_WORDS and g not in identities]
     n_bg = settings["n_background"]

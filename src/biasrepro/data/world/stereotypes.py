@@ -1,9 +1,9 @@
 """Sentences with planted stereotype associations, for pre-training the embedded models.
 
-Issue #3, item 2 (DESIGN.md, "The embedded default"): the tiny BERT, ALBERT and RoBERTa
-models are pre-trained with masked-LM on the world's reviews and comments plus these
-sentences, so that the representation-bias measures (CrowS-Pairs, StereoSet, SEAT; toxicity
-paper §4.3) have a known association to find.
+DESIGN.md, "The embedded default": the tiny BERT, ALBERT and RoBERTa models are pre-trained
+with masked-LM on the world's reviews and comments plus these sentences, so that the
+representation-bias measures (CrowS-Pairs, StereoSet, SEAT; toxicity paper §4.3) have a
+known association to find.
 
 Each sentence pairs one identity mention (the words of :data:`lexicon.IDENTITY_WORDS`:
 "women", "that man", "Muslims", "an Asian student", ...) with one attribute word, in one of
