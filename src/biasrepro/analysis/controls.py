@@ -25,7 +25,8 @@ Controls, in the papers' terms:
   perturbed-data models;
 - representation: the planted stereotypes give every model, on its own, StereoSet ss and
   CrowS-Pairs scores above 50 for every attribute, and SentenceDebias (§6.2) lowers the
-  debiased attribute's SEAT effect size in at least two thirds of each model's attributes.
+  debiased attribute's SEAT effect size in at least two thirds of the model × attribute
+  cells (each model's count listed).
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ def data_controls(summary: Path | None, truth: Path | None) -> list[Control]:
             got = _key(bias, summary, kind, attr)
             for part in parts:
                 g, w = (got, want[attr]) if part is None else (
-                    _key({attr: got}, summary, attr, part), want[attr][part])
+                    _key(bias, summary, kind, attr, part), want[attr][part])
                 ok &= _close(g, w)
                 label = attr if part is None else f"{attr} {part}"
                 text.append(f"{label} {_fmt(g)} (planted {_fmt(w)})")
@@ -445,7 +446,8 @@ def _per_model(pre: pd.DataFrame, models: Sequence[str]) -> tuple[str, list[str]
 
 def representation_controls(table: Path | None, truth: Path | None) -> list[Control]:
     """StereoSet ss and CrowS-Pairs above 50 for every pretrained model and attribute on its
-    own, and SentenceDebias (§6.2) lowering each model's SEAT effect sizes (Table 4)."""
+    own, and SentenceDebias (§6.2) lowering the SEAT effect sizes in two thirds of the model ×
+    attribute cells (Table 4)."""
     study = "representation bias (Table 4, §6.2)"
     planted = "pre-training sentences pairing identity words with attribute words"
     if truth is not None:
@@ -461,8 +463,7 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
          planted, every),
         ("rep-seat-debias", "SentenceDebias of an attribute: that attribute's absolute SEAT "
          "effect size, per model", planted, "lower than pretrained in at least two thirds "
-         "of all model x attribute cells (per model listed; not yet required of every "
-         "model: the embedded albert-tiny is lower in 1 of 3)"),
+         "of all model × attribute cells (each model's count listed)"),
     ]
     if table is None:
         return [_not_run(i, study, c, p, e, "representation bias was not measured")
