@@ -195,8 +195,13 @@ def _finetune(args: argparse.Namespace) -> None:
                   args.train, args.out_dir, args.checkpoint_dir, sentdebias, per_run,
                   strict=True)],
         validation=None if shared in (None, "none") else Path(shared),
-        settings=training_settings(s, args.model, args.task),
+        settings=_with_seed(training_settings(s, args.model, args.task), args.seed),
     )
+
+
+def _with_seed(settings: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    """A replicate's fine-tuning seed (config ``seeds``) in place of every configured one."""
+    return settings if seed is None else {**settings, "seed": seed}
 
 
 def _predict(args: argparse.Namespace) -> None:
@@ -366,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     settings_arg(ft)
     ft.add_argument("--out-dir", type=Path, nargs="+", required=True)
     ft.add_argument("--checkpoint-dir", type=Path, nargs="+", required=True)
+    ft.add_argument("--seed", type=int, default=None,
+                    help="this replicate's fine-tuning seed (config `seeds`): replaces `seed` "
+                         "and any training setting's own seed")
     ft.add_argument("--sentdebias", nargs="+", default=None,
                     help="a SentenceDebias subspace file to attach before training "
                     "(upstream), or `none` (default: none for every run)")

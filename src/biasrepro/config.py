@@ -313,6 +313,15 @@ def get(config: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
+#: the name suffix of a per-seed rule's copy for every seed after the first (config `seeds`)
+SEED_RULE_SUFFIX = "_seeds"
+
+
+def fine_tuning_seeds(config: Mapping[str, Any]) -> list[int]:
+    """The seeds the training-to-metrics matrix runs with: ``seeds``, else ``[seed]``."""
+    return list(config.get("seeds") or [config["seed"]])
+
+
 def subset(config: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     """The values of the given dotted keys, keyed by those dotted names.
 

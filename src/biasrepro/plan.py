@@ -252,15 +252,16 @@ class CostModel:
             "sentdebias_downstream": self._downstream,
             "representation_score": self._representation,
         }
-        task = job.rule.partition("_")[2]
-        if job.rule.startswith("finetune_") and task in TASK_DATASET:
+        rule = job.rule.removesuffix(cfg.SEED_RULE_SUFFIX)  # another seed's copy costs the same
+        task = rule.partition("_")[2]
+        if rule.startswith("finetune_") and task in TASK_DATASET:
             return self._finetune(job, task)
-        if job.rule.startswith("predict_") and task in TASK_DATASET:
+        if rule.startswith("predict_") and task in TASK_DATASET:
             return self._predict(job, task)
-        if job.rule not in handlers:
+        if rule not in handlers:
             raise BiasreproError(f"no cost model for the GPU rule {job.rule!r} "
                                  "(add one to src/biasrepro/plan.py)")
-        return handlers[job.rule](job)
+        return handlers[rule](job)
 
     def _pretrain(self, job: Job) -> tuple[int, list[Work]]:
         """Masked-LM pre-training: the cloze pass over the stereotype sentences, then

@@ -43,6 +43,7 @@ rule paper_tables:
         args=lambda wildcards, input: cli_options(
             input, ["biasfinder", "toxicity", "sentiment", "representation", "classification"]
         ),
+        seeds=seeds_arg(),
         settings=paper_table_settings(),
     log:
         "logs/analysis/paper_tables.log",
@@ -54,8 +55,33 @@ rule paper_tables:
         CONDA_ENV
     shell:
         "python workflow/scripts/biasrepro.py analysis paper-tables --published published"
-        " {params.args} --settings {params.settings:q}"
+        " {params.args} {params.seeds} --settings {params.settings:q}"
         " --out-dir $(dirname {output.index:q}) > {log:q} 2>&1"
+
+
+rule seed_tables:
+    """Every table of the training-to-metrics matrix across fine-tuning seeds (mean, sd,
+    range) and the papers' claims with the share of seeds in which each holds."""
+    input:
+        **seed_table_inputs(),
+    output:
+        **seed_table_outputs(),
+    params:
+        args=lambda wildcards, input: cli_options(
+            input, ["toxicity", "sentiment", "biasfinder", "classification", "cross_study"]
+        ),
+        seeds=shlex.join(["--seeds", *map(str, SEEDS)]),
+    log:
+        "logs/analysis/seed_tables.log",
+    benchmark:
+        "logs/benchmarks/analysis/seed_tables.tsv"
+    resources:
+        **compute("light"),
+    conda:
+        CONDA_ENV
+    shell:
+        "python workflow/scripts/biasrepro.py analysis seeds {params.seeds} {params.args}"
+        " --out-dir $(dirname {output.claims_csv:q}) > {log:q} 2>&1"
 
 
 rule figures:
@@ -81,41 +107,33 @@ rule figures:
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
-rule cross_study:
-    """BiasFinder BTC rates of every model x method against its group-fairness gaps (new)."""
-    input:
-        **{k: v for k, v in analysis_inputs().items() if k in (
-            "biasfinder", "sentiment_gaps", "toxicity_balanced", "toxicity_gaps")},
-        predictions=toxicity_balanced_predictions(),
-    output:
-        btc=report(
-            f"{ANALYSIS}/cross_study/toxicity_btc.csv",
-            caption="../report/cross_study_btc.rst",
-            category="4. Cross-study",
-        ),
-        points=f"{ANALYSIS}/cross_study/points.csv",
-        correlations=report(
-            f"{ANALYSIS}/cross_study/correlations.csv",
-            caption="../report/cross_study.rst",
-            category="4. Cross-study",
-        ),
-        md=f"{ANALYSIS}/cross_study/correlations.md",
-        summary=f"{ANALYSIS}/cross_study/summary.json",
-    params:
-        args=cross_study_args,
-        settings=settings("fairness.threshold", "fairness.bootstrap.confidence",
-                          "fairness.attributes"),
-    log:
-        "logs/analysis/cross_study.log",
-    benchmark:
-        "logs/benchmarks/analysis/cross_study.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py analysis cross-study {params.args}"
-        " --settings {params.settings:q} --out-dir $(dirname {output.btc:q}) > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """BiasFinder BTC rates of every model x method against its group-fairness gaps (new)."""
+        name:
+            f"cross_study{rule_suffix(_root)}"
+        input:
+            unpack(cross_study_inputs),
+        output:
+            **cross_study_outputs(_root),
+        params:
+            args=cross_study_args,
+            settings=settings("fairness.threshold", "fairness.bootstrap.confidence",
+                              "fairness.attributes"),
+        log:
+            "logs/analysis/cross_study.log" if _root == "results"
+            else "logs/seeds/{seed}/analysis/cross_study.log",
+        benchmark:
+            "logs/benchmarks/analysis/cross_study.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/analysis/cross_study.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py analysis cross-study {params.args}"
+            " --settings {params.settings:q} --out-dir $(dirname {output.btc:q}) > {log:q} 2>&1"
 
 
 rule analysis_metrics:

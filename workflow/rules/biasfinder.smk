@@ -148,83 +148,95 @@ rule biasfinder_mutants:
         " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule biasfinder_predict:
-    """Score every characteristic's mutants with each tested method's fine-tuned sentiment
-    model (one job per model: one process, each method's model loaded in turn)."""
-    input:
-        models=expand("results/models/sentiment/{{model}}/{method}", method=BF_METHODS),
-        mutants=expand(
-            "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-        leakage="results/sentiment/leakage.json",  # no model is scored on its training texts
-    output:
-        expand(
-            "results/biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet",
-            method=BF_METHODS,
-            characteristic=BF_CHARACTERISTICS,
-        ),
-    priority: BF_PRIORITY
-    log:
-        "logs/biasfinder_predict/{corpus}/{model}.log",
-    benchmark:
-        "logs/benchmarks/biasfinder_predict/{corpus}/{model}.tsv"
-    resources:
-        **compute("score"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
-        " --input {input.mutants:q} --out {output:q} > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """Score every characteristic's mutants with each tested method's fine-tuned sentiment
+        model (one job per model: one process, each method's model loaded in turn)."""
+        name:
+            f"biasfinder_predict{rule_suffix(_root)}"
+        input:
+            models=[f"{_root}/models/sentiment/{{model}}/{m}" for m in BF_METHODS],
+            mutants=expand(
+                "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+            leakage="results/sentiment/leakage.json",  # no model is scored on its training texts
+        output:
+            expand(
+                braced(_root) + "/biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet",
+                method=BF_METHODS,
+                characteristic=BF_CHARACTERISTICS,
+            ),
+        priority: BF_PRIORITY
+        log:
+            "logs/biasfinder_predict/{corpus}/{model}.log" if _root == "results"
+            else "logs/seeds/{seed}/biasfinder_predict/{corpus}/{model}.log",
+        benchmark:
+            "logs/benchmarks/biasfinder_predict/{corpus}/{model}.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/biasfinder_predict/{corpus}/{model}.tsv"
+        resources:
+            **compute("score"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
+            " --input {input.mutants:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule biasfinder_btc:
-    """Bias-uncovering test cases of every characteristic: same template, different classes,
-    different labels (one job per model and method)."""
-    input:
-        templates=expand(
-            "results/biasfinder/{{corpus}}/templates/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-        mutants=expand(
-            "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-        predictions=expand(
-            "results/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-    output:
-        pairs=expand(
-            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-        counts=expand(
-            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.counts.parquet",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-        summary=expand(
-            "results/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.json",
-            characteristic=BF_CHARACTERISTICS,
-        ),
-    params:
-        settings=settings("biasfinder.threshold", "biasfinder.lists", "biasfinder.occupation"),
-        characteristics=" ".join(BF_CHARACTERISTICS),
-    log:
-        "logs/biasfinder_btc/{corpus}/{model}/{method}.log",
-    benchmark:
-        "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py biasfinder btc --templates {input.templates:q}"
-        " --mutants {input.mutants:q} --predictions {input.predictions:q}"
-        " --characteristic {params.characteristics}"
-        " --model-name {wildcards.model} --method {wildcards.method}"
-        " --settings {params.settings:q} --out-pairs {output.pairs:q}"
-        " --out-counts {output.counts:q} --out-summary {output.summary:q} > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """Bias-uncovering test cases of every characteristic: same template, different classes,
+        different labels (one job per model and method)."""
+        name:
+            f"biasfinder_btc{rule_suffix(_root)}"
+        input:
+            templates=expand(
+                "results/biasfinder/{{corpus}}/templates/{characteristic}.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+            mutants=expand(
+                "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+            predictions=expand(
+                braced(_root) + "/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+        output:
+            pairs=expand(
+                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+            counts=expand(
+                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.counts.parquet",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+            summary=expand(
+                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.json",
+                characteristic=BF_CHARACTERISTICS,
+            ),
+        params:
+            settings=settings("biasfinder.threshold", "biasfinder.lists", "biasfinder.occupation"),
+            characteristics=" ".join(BF_CHARACTERISTICS),
+        log:
+            "logs/biasfinder_btc/{corpus}/{model}/{method}.log" if _root == "results"
+            else "logs/seeds/{seed}/biasfinder_btc/{corpus}/{model}/{method}.log",
+        benchmark:
+            "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/biasfinder_btc/{corpus}/{model}/{method}.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py biasfinder btc --templates {input.templates:q}"
+            " --mutants {input.mutants:q} --predictions {input.predictions:q}"
+            " --characteristic {params.characteristics}"
+            " --model-name {wildcards.model} --method {wildcards.method}"
+            " --settings {params.settings:q} --out-pairs {output.pairs:q}"
+            " --out-counts {output.counts:q} --out-summary {output.summary:q} > {log:q} 2>&1"
 
 
 rule biasfinder_annotation:
@@ -251,25 +263,31 @@ rule biasfinder_annotation:
         " --guide {output.guide:q} > {log:q} 2>&1"
 
 
-rule biasfinder_table:
-    """Table 4 of BiasFinder per model and method: templates, mutants, BTCs, BTC rates."""
-    input:
-        biasfinder_jobs(
-            "results/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.json"
-        ),
-    output:
-        json="results/biasfinder/{corpus}/table4.json",
-        md="results/biasfinder/{corpus}/table4.md",
-        csv="results/biasfinder/{corpus}/table4.csv",
-    log:
-        "logs/biasfinder_table/{corpus}.log",
-    benchmark:
-        "logs/benchmarks/biasfinder_table/{corpus}.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py biasfinder table --inputs {input:q}"
-        " --out-json {output.json:q} --out-md {output.md:q} --out-csv {output.csv:q}"
-        " > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """Table 4 of BiasFinder per model and method: templates, mutants, BTCs, BTC rates."""
+        name:
+            f"biasfinder_table{rule_suffix(_root)}"
+        input:
+            biasfinder_jobs(
+                braced(_root) + "/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.json"
+            ),
+        output:
+            json=f"{_root}/biasfinder/{{corpus}}/table4.json",
+            md=f"{_root}/biasfinder/{{corpus}}/table4.md",
+            csv=f"{_root}/biasfinder/{{corpus}}/table4.csv",
+        log:
+            "logs/biasfinder_table/{corpus}.log" if _root == "results"
+            else "logs/seeds/{seed}/biasfinder_table/{corpus}.log",
+        benchmark:
+            "logs/benchmarks/biasfinder_table/{corpus}.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/biasfinder_table/{corpus}.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py biasfinder table --inputs {input:q}"
+            " --out-json {output.json:q} --out-md {output.md:q} --out-csv {output.csv:q}"
+            " > {log:q} 2>&1"

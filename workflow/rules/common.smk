@@ -171,6 +171,54 @@ FAIRNESS_IDENTITY = {"toxicity": "identity", "sentiment": "gender"}
 FAIRNESS_SETS = ["original", "balanced"]
 
 
+#: fine-tuning seeds (config `seeds`; null: one run with `seed` and any training setting's
+#: own seed): the training-to-metrics matrix (fine-tuning, scoring, BTCs, fairness reports)
+#: runs once per seed. The first seed's results are the run's, at the usual paths; each
+#: further seed's sit under SEED_ROOT in the same layout, and rule seed_tables gathers them.
+SEEDS = brconfig.fine_tuning_seeds(config)
+SEED_ROOT = "results/seeds/{seed}"
+#: where each replicate's results live: the first seed's, then (a wildcard) the others'
+RUN_ROOTS = ["results"] + ([SEED_ROOT] if len(SEEDS) > 1 else [])
+
+
+def seed_roots():
+    """Every seed with the folder its results live in, the first seed's being ``results``."""
+    return {seed: "results" if i == 0 else SEED_ROOT.format(seed=seed)
+            for i, seed in enumerate(SEEDS)}
+
+
+def root_of(wildcards):
+    """The results folder of a job's replicate (``results`` unless it has a seed wildcard)."""
+    return SEED_ROOT.format(seed=wildcards.seed) if "seed" in wildcards.keys() else "results"
+
+
+def rule_suffix(root):
+    """A per-seed rule's name suffix: none for the first seed's rule."""
+    return "" if root == "results" else brconfig.SEED_RULE_SUFFIX
+
+
+def seed_arg(wildcards, task):
+    """``--seed N`` for a fine-tuning replicate whose seed is not the one the model's training
+    setting resolves to anyway (`seed`, or the setting's own), else nothing."""
+    seed = int(wildcards.seed) if "seed" in wildcards.keys() else SEEDS[0]
+    training = config["models"]["training"]
+    own = MODELS[wildcards.model].get("training", {}).get(task)
+    named = {n: training["named"][n] for n in brtraining.used_names(training[task], own)}
+    resolved = brtraining.resolve(training[task], own, named, seed=config["seed"], task=task,
+                                  model=wildcards.model)["seed"]
+    return "" if seed == resolved else f"--seed {seed}"
+
+
+def braced(root):
+    """``root`` for a pattern that is str.format()ted later: its ``{seed}`` kept a wildcard."""
+    return root.replace("{seed}", "{{seed}}")
+
+
+def checkpoint_root(wildcards):
+    return ("resources/checkpoints" if "seed" not in wildcards.keys()
+            else f"resources/checkpoints/seeds/{wildcards.seed}")
+
+
 def alternation(names):
     """A wildcard constraint matching exactly these names."""
     return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"
@@ -232,7 +280,7 @@ def finetune_args(wildcards, task):
     order (the rule's outputs'), and the shared validation split."""
     methods = finetune_methods(task)
     args = ["--train", *(training_data_of(task, m) for m in methods), "--checkpoint-dir",
-            *(f"resources/checkpoints/{task}/{wildcards.model}/{m}" for m in methods)]
+            *(f"{checkpoint_root(wildcards)}/{task}/{wildcards.model}/{m}" for m in methods)]
     subspaces = [upstream_subspace(wildcards.model, m) or "none" for m in methods]
     if set(subspaces) != {"none"}:
         args += ["--sentdebias", *subspaces]
@@ -416,14 +464,15 @@ def fairness_set_settings(wildcards):
 
 
 def fairness_report_inputs(wildcards):
-    """Both fairness sets, every model x method's predictions on them, the training data."""
-    task = wildcards.task
+    """Both fairness sets, every model x method's predictions on them (the job's replicate's),
+    the training data."""
+    task, root = wildcards.task, root_of(wildcards)
     inputs = {f"set_{name}": f"results/{task}/fairness/{name}.parquet" for name in FAIRNESS_SETS}
     inputs["predictions"] = [
         p
         for name in FAIRNESS_SETS
         for p in task_jobs(
-            f"results/predictions/{{task}}/{{model}}/{{method}}/fairness-{name}.parquet", [task]
+            f"{root}/predictions/{{task}}/{{model}}/{{method}}/fairness-{name}.parquet", [task]
         )
     ]
     inputs["training"] = [training_data_of(task, m) for m in TASK_METHODS[task]]
@@ -568,7 +617,7 @@ def downstream_inputs(wildcards):
     """The fine-tuned `base` method's model, the attribute words and the corpus."""
     base = sentdebias_of(wildcards.method)["base"]
     return {
-        "model": f"results/models/{wildcards.task}/{wildcards.model}/{base}",
+        "model": f"{root_of(wildcards)}/models/{wildcards.task}/{wildcards.model}/{base}",
         "words": representation_files("attribute_words"),
         "corpus": representation_files("sentdebias_corpus"),
     }
@@ -616,17 +665,58 @@ def analysis_inputs(wildcards=None):
 def toxicity_balanced_predictions(wildcards=None):
     if "toxicity" not in TASKS_RUN:
         return []
-    return task_jobs("results/predictions/{task}/{model}/{method}/fairness-balanced.parquet",
+    root = "results" if wildcards is None else root_of(wildcards)
+    return task_jobs(f"{root}/predictions/{{task}}/{{model}}/{{method}}/fairness-balanced.parquet",
                      tasks=["toxicity"])
 
 
+def cross_study_inputs(wildcards):
+    """BiasFinder's Table 4, both tasks' gaps and the toxicity models' balanced-set
+    predictions of the job's replicate; the balanced set itself (shared)."""
+    root = root_of(wildcards)
+    given = analysis_inputs()
+    out = {k: (root + v[len("results"):] if k != "toxicity_balanced" else v)
+           for k, v in given.items()
+           if k in ("biasfinder", "sentiment_gaps", "toxicity_balanced", "toxicity_gaps")}
+    out["predictions"] = toxicity_balanced_predictions(wildcards)
+    return out
+
+
+def cross_study_outputs(root):
+    """The cross-study's files under a replicate's folder; the first seed's in the report."""
+    folder = f"{root}/analysis/cross_study"
+    out = {"btc": f"{folder}/toxicity_btc.csv", "points": f"{folder}/points.csv",
+           "correlations": f"{folder}/correlations.csv", "md": f"{folder}/correlations.md",
+           "summary": f"{folder}/summary.json"}
+    if root == "results":
+        out["btc"] = report(out["btc"], caption="../report/cross_study_btc.rst",
+                            category="4. Cross-study")
+        out["correlations"] = report(out["correlations"], caption="../report/cross_study.rst",
+                                     category="4. Cross-study")
+    return out
+
+
 def cli_options(input, names):
-    """``--name PATH`` for each of ``names`` among the job's named inputs."""
+    """``--name PATH...`` for each of ``names`` among the job's named inputs."""
+    def paths(value):
+        return [value] if isinstance(value, str) else list(value)
+
     return " ".join(
-        f"--{name.replace('_', '-')} {shlex.quote(str(input[name]))}"
+        f"--{name.replace('_', '-')} {shlex.join(str(p) for p in paths(input[name]))}"
         for name in names
         if name in input.keys()
     )
+
+
+def per_seed(path):
+    """A first-seed result file (under ``results/``) and each other seed's, in SEEDS order."""
+    assert path.startswith("results/"), path
+    return [root + path[len("results"):] for root in seed_roots().values()]
+
+
+def seeds_arg():
+    """``--seeds ...`` where several seeds ran (the inputs are then one file per seed)."""
+    return shlex.join(["--seeds", *map(str, SEEDS)]) if len(SEEDS) > 1 else ""
 
 
 def controls_args(wildcards, input):
@@ -638,7 +728,7 @@ def controls_args(wildcards, input):
 def cross_study_args(wildcards, input):
     args = cli_options(input, ["biasfinder", "sentiment_gaps", "toxicity_balanced",
                                "toxicity_gaps"])
-    if input.get("predictions"):
+    if len(input.get("predictions", [])):
         args += " --toxicity-predictions " + " ".join(shlex.quote(p) for p in input.predictions)
     return args
 
@@ -668,12 +758,39 @@ def paper_table_inputs(wildcards=None):
     """The results each paper table reads: study tables beside each fairness report."""
     given = analysis_inputs()
     out = {"published": sorted(str(p) for p in Path("published").glob("*.csv"))}
-    for name in ("biasfinder", "representation"):
-        if name in given:
-            out[name] = given[name]
+    if "representation" in given:  # the pretrained models': one for every seed
+        out["representation"] = given["representation"]
+    if "biasfinder" in given:
+        out["biasfinder"] = per_seed(given["biasfinder"])
     for task in TASKS_RUN:
-        out[task] = f"results/{task}/fairness/report.json"
-    out["classification"] = "results/metrics/classification.json"
+        out[task] = per_seed(f"results/{task}/fairness/report.json")
+    out["classification"] = per_seed("results/metrics/classification.json")
+    return out
+
+
+from biasrepro.analysis import seeds as brseeds  # noqa: E402  (pandas not imported)
+
+
+def seed_table_inputs(wildcards=None):
+    """Each seed's fairness reports, classification metrics and BiasFinder Table 4."""
+    given = analysis_inputs()
+    out = {task: per_seed(f"results/{task}/fairness/report.json") for task in TASKS_RUN}
+    out["classification"] = per_seed("results/metrics/classification.json")
+    if "biasfinder" in given:
+        out["biasfinder"] = per_seed(given["biasfinder"])
+    out["cross_study"] = per_seed(f"{ANALYSIS}/cross_study/correlations.csv")
+    return out
+
+
+def seed_table_outputs():
+    """The gathered tables (in the report under their study), claims.csv and seeds.md."""
+    example = brseeds.Replicate(0, **{k: "x" for k in seed_table_inputs()})
+    out = {}
+    for name in brseeds.output_names(example):
+        stem, ext = name.rsplit(".", 1)
+        path = f"{ANALYSIS}/seeds/{name}"
+        out[f"{stem}_{ext}"] = report(path, caption="../report/seeds.rst",
+                                      category="6. Seed variance") if ext == "csv" else path
     return out
 
 

@@ -141,36 +141,42 @@ rule perturb_training:
         " > {log:q} 2>&1"
 
 
-rule fairness_report:
-    """Group fairness with bootstrap intervals, Borkan AUCs, SenseScore, dataset bias of
-    every training set, and the Pearson tables (§5-7, Table 9) for one task."""
-    input:
-        unpack(fairness_report_inputs),
-    output:
-        report="results/{task}/fairness/report.json",
-        gaps="results/{task}/fairness/gaps.csv",
-        gaps_md="results/{task}/fairness/gaps.md",
-        groups="results/{task}/fairness/group_metrics.csv",
-        borkan="results/{task}/fairness/borkan.csv",
-        sense="results/{task}/fairness/sensescore.csv",
-        data_bias="results/{task}/fairness/dataset_bias.csv",
-        data_groups="results/{task}/fairness/training_groups.csv",
-        correlations="results/{task}/fairness/correlations.csv",
-        correlations_md="results/{task}/fairness/correlations.md",
-    params:
-        settings=fairness_report_settings,
-        training=fairness_training_args,
-        representation=representation_arg,
-    log:
-        "logs/fairness_report/{task}.log",
-    benchmark:
-        "logs/benchmarks/fairness_report/{task}.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py fairness report --task {wildcards.task}"
-        " --original {input.set_original:q} --balanced {input.set_balanced:q}"
-        " --predictions {input.predictions:q} --training {params.training}"
-        " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """Group fairness with bootstrap intervals, Borkan AUCs, SenseScore, dataset bias of
+        every training set, and the Pearson tables (§5-7, Table 9) for one task."""
+        name:
+            f"fairness_report{rule_suffix(_root)}"
+        input:
+            unpack(fairness_report_inputs),
+        output:
+            report=f"{_root}/{{task}}/fairness/report.json",
+            gaps=f"{_root}/{{task}}/fairness/gaps.csv",
+            gaps_md=f"{_root}/{{task}}/fairness/gaps.md",
+            groups=f"{_root}/{{task}}/fairness/group_metrics.csv",
+            borkan=f"{_root}/{{task}}/fairness/borkan.csv",
+            sense=f"{_root}/{{task}}/fairness/sensescore.csv",
+            data_bias=f"{_root}/{{task}}/fairness/dataset_bias.csv",
+            data_groups=f"{_root}/{{task}}/fairness/training_groups.csv",
+            correlations=f"{_root}/{{task}}/fairness/correlations.csv",
+            correlations_md=f"{_root}/{{task}}/fairness/correlations.md",
+        params:
+            settings=fairness_report_settings,
+            training=fairness_training_args,
+            representation=representation_arg,
+        log:
+            "logs/fairness_report/{task}.log" if _root == "results"
+            else "logs/seeds/{seed}/fairness_report/{task}.log",
+        benchmark:
+            "logs/benchmarks/fairness_report/{task}.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/fairness_report/{task}.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py fairness report --task {wildcards.task}"
+            " --original {input.set_original:q} --balanced {input.set_balanced:q}"
+            " --predictions {input.predictions:q} --training {params.training}"
+            " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"

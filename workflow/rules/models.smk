@@ -5,6 +5,7 @@ wildcard_constraints:
     task="sentiment|toxicity",
     model=alternation(MODELS),
     method=alternation(METHODS),
+    seed="[0-9]+",
 
 
 rule world_stereotypes:
@@ -55,32 +56,37 @@ rule pretrain_embedded:
 # (`biasrepro finetune` with several training sets), each writing what it would alone; one
 # start-up (torch, transformers) instead of one per method. The profile runs the toxicity
 # jobs first (workflow/profiles/default); of the rest, the sentiment models come first:
-# BiasFinder's long scoring jobs wait for them (BF_PRIORITY).
-for _task in TASK_METHODS:
+# BiasFinder's long scoring jobs wait for them (BF_PRIORITY). Each rule here and below that
+# reads a fine-tuned model exists once per RUN_ROOTS entry: the first seed's, and (with
+# several `seeds`) the other seeds' under SEED_ROOT.
+for _root, _task in [(r, t) for r in RUN_ROOTS for t in TASK_METHODS]:
 
     rule:
         name:
-            f"finetune_{_task}"
+            f"finetune_{_task}{rule_suffix(_root)}"
         input:
             unpack(partial(finetune_inputs, task=_task)),
         output:
-            [directory(f"results/models/{_task}/{{model}}/{m}") for m in finetune_methods(_task)],
+            [directory(f"{_root}/models/{_task}/{{model}}/{m}") for m in finetune_methods(_task)],
         params:
             settings=partial(finetune_settings, task=_task),
             runs=partial(finetune_args, task=_task),
+            seed=partial(seed_arg, task=_task),
             task=_task,
         priority: int(_task == "sentiment")
         log:
-            f"logs/finetune/{_task}/{{model}}.log",
+            f"logs/finetune/{_task}/{{model}}.log" if _root == "results"
+            else f"logs/seeds/{{seed}}/finetune/{_task}/{{model}}.log",
         benchmark:
-            f"logs/benchmarks/finetune/{_task}/{{model}}.tsv"
+            f"logs/benchmarks/finetune/{_task}/{{model}}.tsv" if _root == "results"
+            else f"logs/benchmarks/seeds/{{seed}}/finetune/{_task}/{{model}}.tsv"
         resources:
             **compute("train"),
         conda:
             CONDA_ENV
         shell:
             "python workflow/scripts/biasrepro.py --gpus {resources.gpu} finetune --model {wildcards.model}"
-            " --task {params.task} {params.runs} --settings {params.settings:q}"
+            " --task {params.task} {params.runs} {params.seed} --settings {params.settings:q}"
             " --out-dir {output:q} > {log:q} 2>&1"
 
 
@@ -102,26 +108,24 @@ SCORED_SETS = {
 # One scoring job per task and model: each method's fine-tuned model is loaded in turn and
 # scores the task's SCORED_SETS in one pass (a text in several of them is scored once), as
 # it would alone; one process spares the start-up of one per method.
-for _task, _methods in TASK_METHODS.items():
+for _root, (_task, _methods) in [(r, tm) for r in RUN_ROOTS for tm in TASK_METHODS.items()]:
 
     rule:
         name:
-            f"predict_{_task}"
+            f"predict_{_task}{rule_suffix(_root)}"
         input:
-            models=expand("results/models/{task}/{{model}}/{method}", task=_task, method=_methods),
+            models=[f"{_root}/models/{_task}/{{model}}/{m}" for m in _methods],
             sets=list(SCORED_SETS[_task].values()),
             leakage=f"results/{_task}/leakage.json",  # no model is scored on its training texts
         output:
-            expand(
-                "results/predictions/{task}/{{model}}/{method}/{name}.parquet",
-                task=_task,
-                method=_methods,
-                name=list(SCORED_SETS[_task]),
-            ),
+            [f"{_root}/predictions/{_task}/{{model}}/{m}/{name}.parquet"
+             for m in _methods for name in SCORED_SETS[_task]],
         log:
-            f"logs/predict_{_task}/{{model}}.log",
+            f"logs/predict_{_task}/{{model}}.log" if _root == "results"
+            else f"logs/seeds/{{seed}}/predict_{_task}/{{model}}.log",
         benchmark:
-            f"logs/benchmarks/predict_{_task}/{{model}}.tsv"
+            f"logs/benchmarks/predict_{_task}/{{model}}.tsv" if _root == "results"
+            else f"logs/benchmarks/seeds/{{seed}}/predict_{_task}/{{model}}.tsv"
         resources:
             **compute("score"),
         conda:
@@ -132,28 +136,35 @@ for _task, _methods in TASK_METHODS.items():
             " --out {output:q} > {log:q} 2>&1"
 
 
-rule model_metrics:
-    """Accuracy, ROC-AUC and F1 of every task × model × method on each of its scored sets."""
-    input:
-        [
-            path
-            for task, sets in SCORED_SETS.items()
-            for name in sets
-            for path in task_jobs(
-                f"results/predictions/{{task}}/{{model}}/{{method}}/{name}.parquet", [task]
-            )
-        ],
-    output:
-        json="results/metrics/classification.json",
-        md="results/metrics/classification.md",
-    log:
-        "logs/model_metrics.log",
-    benchmark:
-        "logs/benchmarks/model_metrics.tsv"
-    resources:
-        **compute("light"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py metrics-table --inputs {input:q}"
-        " --out-json {output.json:q} --out-md {output.md:q} > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """Accuracy, ROC-AUC and F1 of every task × model × method on each of its scored sets."""
+        name:
+            f"model_metrics{rule_suffix(_root)}"
+        input:
+            [
+                path
+                for task, sets in SCORED_SETS.items()
+                for name in sets
+                for path in task_jobs(
+                    f"{braced(_root)}/predictions/{{task}}/{{model}}/{{method}}/{name}.parquet",
+                    [task],
+                )
+            ],
+        output:
+            json=f"{_root}/metrics/classification.json",
+            md=f"{_root}/metrics/classification.md",
+        log:
+            "logs/model_metrics.log" if _root == "results"
+            else "logs/seeds/{seed}/model_metrics.log",
+        benchmark:
+            "logs/benchmarks/model_metrics.tsv" if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/model_metrics.tsv"
+        resources:
+            **compute("light"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py metrics-table --inputs {input:q}"
+            " --out-json {output.json:q} --out-md {output.md:q} > {log:q} 2>&1"

@@ -97,29 +97,36 @@ rule representation_table:
         " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
-rule sentdebias_downstream:
-    """downstream-SentDebias (§6.6): a fine-tuned model with its own subspace removed."""
-    input:
-        unpack(downstream_inputs),
-    output:
-        directory("results/models/{task}/{model}/{method}"),
-    wildcard_constraints:
-        method=alternation(DOWNSTREAM_METHODS),
-    params:
-        settings=settings("seed", "models.registry", "representation"),
-        attribute=lambda wildcards: sentdebias_of(wildcards.method)["attribute"],
-    # as finetune: the sentiment models first, for BiasFinder
-    priority: lambda wildcards: int(wildcards.task == "sentiment")
-    log:
-        "logs/sentdebias_downstream/{task}/{model}/{method}.log",
-    benchmark:
-        "logs/benchmarks/sentdebias_downstream/{task}/{model}/{method}.tsv"
-    resources:
-        **compute("score"),
-    conda:
-        CONDA_ENV
-    shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {input.model:q}"
-        " --attribute {params.attribute} --stage downstream --words {input.words:q}"
-        " --corpus {input.corpus:q} --settings {params.settings:q} --out-dir {output:q}"
-        " > {log:q} 2>&1"
+for _root in RUN_ROOTS:
+
+    rule:
+        """downstream-SentDebias (§6.6): a fine-tuned model with its own subspace removed."""
+        name:
+            f"sentdebias_downstream{rule_suffix(_root)}"
+        input:
+            unpack(downstream_inputs),
+        output:
+            directory(f"{_root}/models/{{task}}/{{model}}/{{method}}"),
+        wildcard_constraints:
+            method=alternation(DOWNSTREAM_METHODS),
+        params:
+            settings=settings("seed", "models.registry", "representation"),
+            attribute=lambda wildcards: sentdebias_of(wildcards.method)["attribute"],
+        # as finetune: the sentiment models first, for BiasFinder
+        priority: lambda wildcards: int(wildcards.task == "sentiment")
+        log:
+            "logs/sentdebias_downstream/{task}/{model}/{method}.log" if _root == "results"
+            else "logs/seeds/{seed}/sentdebias_downstream/{task}/{model}/{method}.log",
+        benchmark:
+            "logs/benchmarks/sentdebias_downstream/{task}/{model}/{method}.tsv"
+            if _root == "results"
+            else "logs/benchmarks/seeds/{seed}/sentdebias_downstream/{task}/{model}/{method}.tsv"
+        resources:
+            **compute("score"),
+        conda:
+            CONDA_ENV
+        shell:
+            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {input.model:q}"
+            " --attribute {params.attribute} --stage downstream --words {input.words:q}"
+            " --corpus {input.corpus:q} --settings {params.settings:q} --out-dir {output:q}"
+            " > {log:q} 2>&1"

@@ -191,7 +191,8 @@ def _paper_tables(args: argparse.Namespace) -> None:
     write_paper_tables(published=args.published, settings=settings,
                        out_dir=args.out_dir, biasfinder=args.biasfinder,
                        toxicity=args.toxicity, sentiment=args.sentiment,
-                       representation=args.representation, classification=args.classification)
+                       representation=args.representation, classification=args.classification,
+                       seeds=args.seeds)
 
 
 def _add_paper_tables(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
@@ -205,21 +206,71 @@ def _add_paper_tables(asub: Any, settings_type: Callable[[str], dict[str, Any]])
                         "are optional; cells they would fill then give the reason.")
     p.add_argument("--published", type=Path, required=True,
                    help="folder of biasfinder.csv and toxicity_fairness.csv (published/)")
-    p.add_argument("--biasfinder", type=Path, default=None, help="BiasFinder's table4.csv")
+    each = " (one per --seeds seed, in that order)"
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="the fine-tuning seeds whose results are given: ours becomes their "
+                   "mean ± sd, with the range")
+    p.add_argument("--biasfinder", type=Path, nargs="+", default=None,
+                   help="BiasFinder's table4.csv" + each)
     for task in ("toxicity", "sentiment"):
-        p.add_argument(f"--{task}", type=Path, default=None,
+        p.add_argument(f"--{task}", type=Path, nargs="+", default=None,
                        help=f"the {task} fairness report.json (correlations.csv, "
-                       "training_groups.csv and group_metrics.csv are read beside it)")
+                       "training_groups.csv and group_metrics.csv are read beside it)" + each)
     p.add_argument("--representation", type=Path, default=None,
-                   help="representation table4.csv (Table 4's long table)")
-    p.add_argument("--classification", type=Path, default=None,
-                   help="results/metrics/classification.json (the AUC columns)")
+                   help="representation table4.csv (Table 4's long table; pretrained "
+                   "models, one for all seeds)")
+    p.add_argument("--classification", type=Path, nargs="+", default=None,
+                   help="results/metrics/classification.json (the AUC columns)" + each)
     p.add_argument("--settings", type=settings_type, required=True,
                    help="JSON object of dotted config keys, or a config YAML file "
                    "(models.registry, models.tasks, methods.tasks; representation.models "
                    "with --representation; biasfinder.methods with --biasfinder)")
     p.add_argument("--out-dir", type=Path, required=True)
     p.set_defaults(func=_paper_tables)
+
+
+def _seeds(args: argparse.Namespace) -> None:
+    from biasrepro.analysis.seeds import Replicate, write_seed_tables
+    from biasrepro.errors import ConfigError
+
+    n = len(args.seeds)
+    given = {k: getattr(args, k) for k in ("toxicity", "sentiment", "biasfinder",
+                                           "classification", "cross_study")}
+    for key, files in given.items():
+        if files is not None and len(files) != n:
+            raise ConfigError(f"--{key.replace('_', '-')}: give one file per seed ({n}), "
+                              f"got {len(files)}")
+    if all(files is None for files in given.values()):
+        raise ConfigError("give at least one of --toxicity, --sentiment, --biasfinder, "
+                          "--classification, --cross-study")
+    write_seed_tables([Replicate(seed, **{k: None if f is None else f[i]
+                                          for k, f in given.items()})
+                       for i, seed in enumerate(args.seeds)], args.out_dir)
+
+
+def _add_seeds(asub: Any) -> None:
+    from pathlib import Path
+
+    p = asub.add_parser("seeds", help="every table across fine-tuning seeds, and the claims",
+                        description="Mean, sample sd, range and each seed's value of every "
+                        "cell of the fairness reports' tables, the classification metrics and "
+                        "BiasFinder's Table 4, and the papers' qualitative claims with the "
+                        "share of seeds in which each holds (claims.csv, seeds.md).")
+    each = " (one per --seeds seed, in that order)"
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    for task in ("toxicity", "sentiment"):
+        p.add_argument(f"--{task}", type=Path, nargs="+", default=None,
+                       help=f"the {task} fairness report.json (its CSV tables are read "
+                       "beside it)" + each)
+    p.add_argument("--biasfinder", type=Path, nargs="+", default=None,
+                   help="BiasFinder's table4.csv" + each)
+    p.add_argument("--classification", type=Path, nargs="+", default=None,
+                   help="metrics/classification.json" + each)
+    p.add_argument("--cross-study", type=Path, nargs="+", default=None,
+                   help="the cross-study's correlations.csv (toxicity_btc.csv is read beside "
+                   "it)" + each)
+    p.add_argument("--out-dir", type=Path, required=True)
+    p.set_defaults(func=_seeds)
 
 
 def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
@@ -235,3 +286,4 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     _add_controls(asub, settings_type)
     _add_metrics(asub)
     _add_record(asub, settings_type)
+    _add_seeds(asub)

@@ -47,7 +47,8 @@ PUBLISHED_FILES: dict[str, tuple[str, ...]] = {
 PUBLISHED_COLUMNS = ("paper", "table_id", "row", "column", "value", "unit", "source", "note")
 OUTPUT_COLUMNS = ("table_id", "row", "column", "paper_model", "our_model", "our_source",
                   "stand_in", "ours", "published", "difference", "reason", "unit", "source",
-                  "published_note", "our_note")
+                  "published_note", "our_note", "seeds", "sd", "min", "max",
+                  "published_in_range")
 #: files of a ``biasrepro fairness report`` folder that are read
 STUDY_FILES = ("report.json", "correlations.csv", "training_groups.csv", "group_metrics.csv")
 
@@ -818,18 +819,43 @@ def _md_number(x: float, *, sign: bool = False, count: bool = False) -> str:
     return f"{x:{plus}.3f}"
 
 
-def _records(cells: Sequence[PublishedCell], res: Results) -> list[dict[str, str]]:
+def _across(cell: PublishedCell, runs: Sequence[Results]) -> tuple[Ours, list[float]]:
+    """Our side of one cell in every seed's results: the first seed's description with the
+    mean as value, and each seed's value; no value where any seed has none."""
+    each = [resolve(cell, res) for res in runs]
+    ours = each[0]
+    missing = next((o for o in each if o.value is None), None)
+    if missing is not None:
+        ours.value, ours.reason = None, missing.reason
+        return ours, []
+    values = [float(o.value) for o in each]
+    ours.value = sum(values) / len(values)
+    return ours, values
+
+
+def _records(cells: Sequence[PublishedCell], runs: Sequence[Results]) -> list[dict[str, str]]:
+    """One record per published cell; with several seeds ``ours`` is their mean, with the
+    sample sd (n - 1), the range and whether the published value lies in it."""
     out = []
     for cell in cells:
-        ours = resolve(cell, res)
+        ours, values = _across(cell, runs)
         diff = None if ours.value is None else ours.value - cell.value
+        spread = {"seeds": str(len(values)) if values else "", "sd": "", "min": "", "max": "",
+                  "published_in_range": ""}
+        if len(values) > 1:
+            mean = ours.value
+            sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+            spread.update(sd=_csv_number(sd), min=_csv_number(min(values)),
+                          max=_csv_number(max(values)),
+                          published_in_range="yes" if min(values) <= cell.value <= max(values)
+                          else "no")
         out.append({"table_id": cell.table_id, "row": cell.row, "column": cell.column,
                     "paper_model": ours.paper_model, "our_model": ours.our_model,
                     "our_source": ours.our_source,
                     "stand_in": ours.stand_in, "ours": _csv_number(ours.value),
                     "published": cell.text, "difference": _csv_number(diff),
                     "reason": ours.reason, "unit": cell.unit, "source": cell.source,
-                    "published_note": cell.note, "our_note": ours.note})
+                    "published_note": cell.note, "our_note": ours.note, **spread})
     return out
 
 
@@ -896,9 +922,16 @@ def _markdown(tid: str, records: Sequence[Mapping[str, str]]) -> str:
             if r["reason"] not in reasons:
                 reasons.append(r["reason"])
             text = f"n/a [{reasons.index(r['reason']) + 1}] / {pub}"
+        elif flag and r["sd"]:  # several seeds: in how many the approach lowers all gaps
+            n = int(r["seeds"])
+            text = f"✓ in {round(float(r['ours']) * n)}/{n} seeds / {pub}"
         elif flag:
             same = "same" if r["difference"] == "0" else "differs"
             text = f"{'✓' if r['ours'] == '1' else '✗'} / {pub} ({same})"
+        elif r["sd"]:  # several seeds: mean ± sd, and whether the published value is
+            inside = "in range" if r["published_in_range"] == "yes" else "outside range"
+            text = (f"{_md_number(float(r['ours']))} ± {_md_number(float(r['sd']))} / {pub} "
+                    f"({_md_number(float(r['difference']), sign=True)}; {inside})")
         else:
             text = (f"{_md_number(float(r['ours']), count=count)} / {pub} "
                     f"({_md_number(float(r['difference']), sign=True, count=count)})")
@@ -908,6 +941,11 @@ def _markdown(tid: str, records: Sequence[Mapping[str, str]]) -> str:
     lines = [f"# {where}: ours beside the published values", "",
              f"{where[0].upper()}{where[1:]}: {what}. Each cell is *ours / published (ours − "
              "published)*; *n/a [k]* means this run has no value, for reason k below.", ""]
+    seeds = {r["seeds"] for r in records if r["sd"]}
+    if seeds:
+        lines += [f"Ours is the mean ± sd (n − 1) over {', '.join(sorted(seeds))} fine-tuning "
+                  "seeds; *in range* says the published value lies between our lowest and "
+                  "highest seed.", ""]
     if models:
         lines += ["Models: " + "; ".join(models[k] for k in sorted(models)) + ". A stand-in "
                   "is our model of the same architecture, not a reproduction of the paper's "
@@ -939,23 +977,46 @@ def output_files(out_dir: Path) -> list[Path]:
     return [out / f"{t}.{ext}" for t in TABLE_IDS for ext in ("csv", "md")] + [out / "index.md"]
 
 
-def build_tables(cells: Sequence[PublishedCell], res: Results) -> dict[str, list[dict]]:
-    """Per table id, its output records in the published order."""
-    return {tid: _records([c for c in cells if c.table_id == tid], res) for tid in TABLE_IDS}
+def build_tables(cells: Sequence[PublishedCell],
+                 runs: Results | Sequence[Results]) -> dict[str, list[dict]]:
+    """Per table id, its output records in the published order (``runs``: one Results per
+    fine-tuning seed, or one)."""
+    runs = [runs] if isinstance(runs, Results) else list(runs)
+    return {tid: _records([c for c in cells if c.table_id == tid], runs) for tid in TABLE_IDS}
+
+
+PerSeed = Path | Sequence[Path] | None
+
+
+def _per_seed(paths: PerSeed, n: int, option: str) -> list[Path | None]:
+    if paths is None:
+        return [None] * n
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if len(paths) != n:
+        raise ConfigError(f"--{option}: give one file per seed ({n}), got {len(paths)}")
+    return [Path(p) for p in paths]
 
 
 def write_paper_tables(*, published: Path, settings: Mapping[str, Any], out_dir: Path,
-                       biasfinder: Path | None = None, toxicity: Path | None = None,
-                       sentiment: Path | None = None, representation: Path | None = None,
-                       classification: Path | None = None) -> None:
-    """Read the published values and our results; write every table (all files or none)."""
+                       biasfinder: PerSeed = None, toxicity: PerSeed = None,
+                       sentiment: PerSeed = None, representation: Path | None = None,
+                       classification: PerSeed = None,
+                       seeds: Sequence[int] | None = None) -> None:
+    """Read the published values and our results; write every table (all files or none).
+
+    With ``seeds``, each result input but ``representation`` (pretrained models, shared) is
+    one file per seed, in the same order."""
     from biasrepro.io import atomic_outputs, write_text
 
+    n = len(seeds) if seeds else 1
     cells = read_published(published)
-    res = read_results(settings, biasfinder=biasfinder, toxicity=toxicity,
-                       sentiment=sentiment, representation=representation,
-                       classification=classification)
-    tables = build_tables(cells, res)
+    given = {name: _per_seed(paths, n, name) for name, paths in (
+        ("biasfinder", biasfinder), ("toxicity", toxicity), ("sentiment", sentiment),
+        ("classification", classification))}
+    runs = [read_results(settings, representation=representation,
+                         **{name: files[i] for name, files in given.items()})
+            for i in range(n)]
+    tables = build_tables(cells, runs)
     paths = output_files(out_dir)
     with atomic_outputs(*paths) as tmps:
         texts = []
