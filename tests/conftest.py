@@ -11,6 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+#: property-based fuzzing: "ci" (the default) is seeded and derandomised; "long" explores
+#: (`pytest tests/test_fuzz_inputs.py --hypothesis-profile=long`)
+_FUZZ = {"deadline": None, "database": None, "print_blob": True,
+         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
+                                   HealthCheck.function_scoped_fixture]}
+settings.register_profile("ci", max_examples=200, derandomize=True, **_FUZZ)
+settings.register_profile("long", max_examples=5000, **_FUZZ)
+settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 #: real data samples for format checks; absent in a user's clone (tests skip then)

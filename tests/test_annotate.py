@@ -218,7 +218,7 @@ def test_annotation_file_errors(tmp_path: Path) -> None:
         read_annotations(tmp_path / "absent.csv")
     (tmp_path / "latin1.csv").write_bytes(
         (",".join(ANNOTATION_COLUMNS) + "\n").encode() + "g,gender,é,x,y,y,1,1\n".encode("latin-1"))
-    with pytest.raises(DataError, match="not UTF-8"):
+    with pytest.raises(DataError, match="not valid UTF-8"):
         read_annotations(tmp_path / "latin1.csv")
     other = GOOD.copy()
     other[1] = "country"

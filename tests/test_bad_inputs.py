@@ -174,14 +174,14 @@ def test_imdb_duplicate_ids(tmp_path):
                    row="aclImdb/train/pos/3_8.txt", column="id", match="duplicate id")
 
 
-def test_imdb_failure_removes_an_earlier_runs_outputs(tsv, tmp_path):
+def test_imdb_failure_leaves_an_earlier_runs_outputs_untouched(tsv, tmp_path):
     out = tmp_path / "out"
     imdb.prepare(tsv, fmt="tsv", out_dir=out)
-    assert (out / "train.parquet").exists()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     tsv["test"].write_bytes(b"")
     with pytest.raises(DataError):
         imdb.prepare(tsv, fmt="tsv", out_dir=out)
-    assert list(out.iterdir()) == []
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_cli_prepare_imdb_bad_file_is_one_error_line(tsv, tmp_path):
@@ -321,15 +321,15 @@ def test_cc_failure_inside_a_zip_names_the_member(tmp_path):
                    match="text is empty")
 
 
-def test_cc_failure_removes_an_earlier_runs_outputs(tmp_path):
+def test_cc_failure_leaves_an_earlier_runs_outputs_untouched(tmp_path):
     out = tmp_path / "out"
     path = cc_csv(tmp_path)
     prepare_cc(path)(out)
-    assert (out / "identity_stats.json").exists()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     path.write_bytes(b"")
     with pytest.raises(DataError):
         prepare_cc(path)(out)
-    assert list(out.iterdir()) == []
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 # -- SST -----------------------------------------------------------------------------------
@@ -396,11 +396,11 @@ def test_sst_duplicate_ids(sst_csv, tmp_path):
                    column="(unnamed index)", match="duplicate id '5' (first seen at row 5)")
 
 
-def test_sst_failure_removes_an_earlier_runs_outputs(sst_csv, tmp_path):
+def test_sst_failure_leaves_an_earlier_runs_outputs_untouched(sst_csv, tmp_path):
     out = tmp_path / "out"
     sst.prepare(sst_csv, out_dir=out)
-    assert (out / "fairness.parquet").exists()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     replace_bytes(sst_csv, b"wooden .,0.1,masc", b"wooden .,0.1,neutral")
     with pytest.raises(DataError):
         sst.prepare(sst_csv, out_dir=out)
-    assert list(out.iterdir()) == []
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -65,9 +65,9 @@ def test_rows_kept_and_dropped_per_reason(kaggle):
     assert stats["rows_kept"] == len(rows) - 3
     assert sum(len(tables[s]) for s in SPLITS) == stats["rows_kept"]
     kept = pd.concat([tables[s] for s in SPLITS])
-    blank = kept[kept["text_raw"] == "Annotated, but the identity cells are blank."]
-    assert len(blank) == 1 and blank[IDENTITIES].isna().all(axis=None)
-    assert blank["signature"].item() == "none"
+    none = kept[kept["text_raw"] == "Annotated, and no identity applies."]
+    assert len(none) == 1 and (none[IDENTITIES] == 0).all(axis=None)
+    assert none["signature"].item() == "none"
 
 
 def test_text_cleaned_as_the_paper_lists(kaggle):
@@ -146,8 +146,8 @@ def test_tfds_layout_without_annotator_count(kaggle, tmp_path):
     write_civil_comments_csv(tmp_path / "civil_comments.csv", variant="tfds")
     tables, stats = _prepare(tmp_path / "civil_comments.csv", tmp_path / "out")
     assert stats["identity_label_rule"].startswith("every configured identity column filled")
-    # the annotated row with blank identity cells is dropped by this rule as well
-    assert stats["dropped"] == {"no_human_identity_labels": 3, "empty_after_cleaning": 1}
+    # the same rows as by the annotator count: the unannotated ones have blank cells
+    assert stats["dropped"] == {"no_human_identity_labels": 2, "empty_after_cleaning": 1}
     kept = pd.concat([tables[s] for s in SPLITS])
     assert kept["identity_annotator_count"].isna().all()
     expected = pd.concat([kaggle_tables[s] for s in SPLITS])

@@ -152,7 +152,10 @@ def test_a_missing_column_is_one_error_and_leaves_no_figures(
     lines = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(lines) == 1, err
     assert "gaps.csv" in lines[0] and "column 'high'" in lines[0]
-    assert not [p for p in out.iterdir() if p.suffix in (".png", ".svg")]
+    # no new figure; the earlier run's is untouched
+    assert [p.name for p in out.iterdir() if p.suffix in (".png", ".svg")] == [
+        "biasfinder_btc_rates.png"]
+    assert (out / "biasfinder_btc_rates.png").read_bytes() == b"an earlier run's figure"
 
 
 @pytest.mark.parametrize("problem", ["unreadable", "wrong task", "no input"])

@@ -1,4 +1,4 @@
-"""Atomic outputs: all-or-nothing, stale temporaries and stale finals removed on failure."""
+"""Atomic outputs: all-or-nothing; on failure temporaries go and earlier outputs stay."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ def test_outputs_appear_only_when_the_block_succeeds(tmp_path: Path) -> None:
     assert sorted(p.name for p in a.parent.iterdir()) == ["a.json", "b.parquet"]
 
 
-def test_failure_leaves_nothing_not_even_an_old_output(tmp_path: Path) -> None:
+def test_failure_leaves_no_new_output_and_an_earlier_one_untouched(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     b.write_text("from an earlier run")
     with pytest.raises(ValueError), atomic_outputs(a, b) as (ta, _):
         write_json({"x": 1}, ta)
         raise ValueError("boom")
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["b.json"]
+    assert b.read_text() == "from an earlier run"
 
 
 def test_an_output_the_step_forgot_is_an_error(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_planted_shared_row_fails_with_the_count_and_writes_nothing(tmp_path: Pa
                        r"also in test .*: 2 from shared rows, 0 identical texts"):
         write(plan, identical_texts="report", out_json=tmp_path / "l.json",
               out_md=tmp_path / "l.md")
-    assert not (tmp_path / "l.json").exists() and not (tmp_path / "l.md").exists()
+    assert (tmp_path / "l.json").read_text() == "stale" and not (tmp_path / "l.md").exists()
 
 
 def test_identical_texts_of_distinct_rows_follow_the_policy(tmp_path: Path) -> None:

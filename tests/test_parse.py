@@ -75,11 +75,16 @@ def test_read_corpus_formats(tmp_path):
     ("a.csv", "id,body\n1,x\n", r"a\.csv, column 'text': missing required column"),
     ("a.csv", "id,text\n1,fine\n2,  \n", r"a\.csv, row 2, column 'text': text is empty"),
     ("a.csv", "id,text\n1,x\n1,y\n", r"a\.csv, row 2, column 'id': duplicate id '1'"),
-    ("a.csv", "text,label\nx,1\ny,0.5\n", r"row 2, column 'label': label is not an integer"),
-    ("a.csv", "text,label\nx,1\ny,\n", r"row 2, column 'label': label is not an integer"),
-    ("a.csv", "text,label\nx,1,3\n", r"a\.csv, row 1: expected 2 fields, found 3"),
+    ("a.csv", "text,label\nx,1\ny,0.5\n", r"row 2, column 'label': label must be 0 or 1"),
+    ("a.csv", "text,label\nx,1\ny,\n", r"row 2, column 'label': label must be 0 or 1"),
+    ("a.csv", "text,label\nx,1\ny,2\n", r"row 2, column 'label': label must be 0 or 1"),
+    ("a.csv", "text,label\nx,1,3\n", r"a\.csv, row 1, column 'field 3': expected 2 "
+     r"comma-separated fields, found 3"),
     ("a.tsv", "text,label\nx,1\n", r"expected tab-separated values"),
-    ("a.json", '{"text": "x"}', r"unsupported file type '\.json'"),
+    ("a.json", '{"text": "x"}', r"a\.json: expected a JSON list of objects"),
+    ("a.docx", "text\nx\n", r"unsupported file type '\.docx'"),
+    ("a.csv", "text,id,text\nx,1,y\n", r"column 'text': column name repeated"),
+    ("a.csv", "id,text\n", r"a\.csv: the file holds no data rows"),
     ("a.parquet", "not parquet", r"a\.parquet: not a readable Parquet file"),
 ])
 def test_read_corpus_refuses_bad_input(tmp_path, name, content, match):

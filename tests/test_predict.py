@@ -329,12 +329,13 @@ def test_predict_file_bad_input_leaves_no_output(models, tmp_path, frame, messag
     out.write_text("an earlier run's output")
     with pytest.raises(DataError, match=message):
         predict_file(resolve(models["bert"], None), tmp_path / "in.parquet", out)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
+    assert out.read_text() == "an earlier run's output"
 
 
 def test_predict_file_missing_or_unreadable_input(models, tmp_path) -> None:
     spec = resolve(models["bert"], None)
-    with pytest.raises(DataError, match="missing.parquet: no such file"):
+    with pytest.raises(DataError, match="missing.parquet: input file not found"):
         predict_file(spec, tmp_path / "missing.parquet", tmp_path / "out.parquet")
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(DataError, match="bad.parquet: not a readable Parquet file"):
@@ -354,12 +355,13 @@ def test_cli_predict_end_to_end(models, tmp_path) -> None:
     out = pd.read_parquet(tmp_path / "out.parquet")
     np.testing.assert_allclose(out["prob"], reference(models["roberta"], texts, 128),
                                rtol=0, atol=1e-5)
+    earlier = (tmp_path / "out.parquet").read_bytes()
     write_input(tmp_path / "bad.parquet", ["fine", ""])
     cmd[cmd.index(str(tmp_path / "in.parquet"))] = str(tmp_path / "bad.parquet")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env_with_venv(), timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith("bad.parquet, row 2, column 'text': empty text")
-    assert not (tmp_path / "out.parquet").exists()
+    assert (tmp_path / "out.parquet").read_bytes() == earlier  # the earlier run's, untouched
 
 
 def test_several_models_in_one_run_write_what_each_writes_alone(models, tmp_path) -> None:

@@ -228,7 +228,8 @@ def test_bad_planted_rates_name_the_key_and_leave_nothing(tmp_path, planted, mes
     (tmp_path / "train.parquet").write_text("stale")
     with pytest.raises(ConfigError, match=message):
         reviews.generate(settings, seed=SEED, out_dir=tmp_path)
-    assert not any((tmp_path / name).exists() for name in FILES)
+    assert (tmp_path / "train.parquet").read_text() == "stale"  # an earlier output stays
+    assert not any((tmp_path / name).exists() for name in FILES if name != "train.parquet")
 
 
 def test_positive_counts_by_hand():

@@ -220,16 +220,15 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    import pandas as pd
-
-    from biasrepro.data.tables import require_columns
-    from biasrepro.io import atomic_outputs, write_json
+    from biasrepro.io import atomic_outputs, labels, probabilities, read_table, write_json
     from biasrepro.metrics.classification import classification_metrics
 
-    df = pd.read_parquet(args.predictions)
-    require_columns(list(df.columns), ["label", "prob"], file=args.predictions)
+    path = args.predictions
+    df = read_table(path, required=["label", "prob"], what="predictions file")
+    label = labels(df["label"], file=path, column="label")
+    prob = probabilities(df["prob"], file=path, column="prob")
     with atomic_outputs(args.out) as (tmp,):
-        write_json(classification_metrics(df["label"], df["prob"]), tmp)
+        write_json(classification_metrics(label, prob), tmp)
 
 
 def _metrics_table(args: argparse.Namespace) -> None:

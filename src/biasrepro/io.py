@@ -1,21 +1,35 @@
-"""Atomic, deterministic output writing.
+"""The one module through which the harness reads users' files and writes its own.
 
-Every file the harness produces is written to a temporary sibling and renamed into place
-only when the whole step has succeeded (DESIGN.md, "Conventions"), so a killed or failed
-step never leaves a file that looks complete. Writers are deterministic: the same data
-gives the same bytes (sorted JSON keys, no timestamps, fixed Parquet settings).
+Reading: :func:`read_table` and :func:`open_input` take CSV, TSV, Parquet, JSON and JSON
+lines, plain or gzip/zip (told by their magic bytes), UTF-8 with or without a byte-order
+mark, and turn every problem into one :class:`~biasrepro.errors.DataError` naming the file,
+the 1-based data row (the header is not counted) and the column. The value policies below
+(labels, probabilities, identity fractions, ids, texts) are shared by every command; tables
+handed to them carry row numbers as their index, so a row keeps its number after filtering.
+
+Writing: every output is written to a temporary sibling and renamed into place only when
+the whole step has succeeded, so a killed or failed step never leaves a file that looks
+complete, and an earlier run's output stays as it was. Writers are deterministic: the same
+data gives the same bytes (sorted JSON keys, no timestamps, fixed Parquet settings).
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
+import io
 import json
+import logging
 import math
 import os
+import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -23,14 +37,15 @@ import pyarrow.parquet as pq
 
 from biasrepro.errors import DataError
 
+log = logging.getLogger(__name__)
+
 
 @contextmanager
 def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
     """Yield temporary paths for ``paths``; rename them all into place on success.
 
-    On any exception the temporary files are removed, and so are stale files at the final
-    paths (an earlier run's output must not pass for this run's), then the exception
-    propagates.
+    On any exception the temporary files are removed and the exception propagates; files
+    already at the final paths (an earlier run's) are left untouched.
     """
     finals = [Path(p) for p in paths]
     temps = [f.with_name(f".{f.name}.tmp-{os.getpid()}") for f in finals]
@@ -44,7 +59,7 @@ def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
         if missing:
             raise RuntimeError(f"step finished without writing: {', '.join(missing)}")
     except BaseException:
-        for p in [*temps, *finals]:
+        for p in temps:
             p.unlink(missing_ok=True)
         raise
     for f, t in zip(finals, temps, strict=True):
@@ -103,25 +118,483 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> st
     return "\n".join(lines) + "\n"
 
 
+# -- reading: the one way a user's file is opened ------------------------------------------
+
+DELIMITER_NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
+#: file suffixes (after .gz/.zip) and how their contents are read
+TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".parquet": "parquet",
+                  ".pq": "parquet", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+                  ".txt": "sniff", "": "sniff"}
+_COMPRESSED = (".gz", ".gzip", ".zip")
+_MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"PAR1": "parquet"}
+_OTHER_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+               b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+_UTF8_BOM = b"\xef\xbb\xbf"
+# bytes that are not UTF-8 decode (with errors="surrogateescape") to lone surrogates
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+_CORRUPT = (OSError, EOFError, zlib.error, zipfile.BadZipFile)
+_FIELD_LIMIT = 1 << 30  # the csv module's default (131,072 characters) refuses long reviews
+
+
+def require_file(path: str | Path) -> None:
+    """Refuse a missing or zero-byte input file."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("input file not found", file=path)
+    if path.stat().st_size == 0:
+        raise DataError("file is empty", file=path)
+
+
+def container(path: str | Path) -> str:
+    """``gzip``, ``zip``, ``parquet`` (by the file's magic bytes) or ``plain``."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), "plain")
+
+
+class _Prefixed(io.RawIOBase):
+    """A byte stream that replays ``head`` before the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head, self._stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _text_start(stream: IO[bytes], file: str) -> IO[bytes]:
+    """``stream`` without a UTF-8 byte-order mark; a UTF-16/32 one is refused."""
+    head = stream.read(4)
+    if head.startswith(_UTF8_BOM):
+        head = head[3:]
+    else:
+        for bom, name in _OTHER_BOMS.items():
+            if head.startswith(bom):
+                raise DataError(f"the file is {name} text; save it as UTF-8", file=file)
+    return io.BufferedReader(_Prefixed(head, stream))
+
+
+def _member(archive: zipfile.ZipFile, member: str | None, path: Path) -> str:
+    names = [n for n in archive.namelist() if not n.endswith("/")]
+    if "[Content_Types].xml" in names and any(n.startswith("xl/") for n in names):
+        raise DataError("an Excel workbook, not a table file: save it as CSV UTF-8",
+                        file=path)
+    if member is None and len(names) == 1:
+        return names[0]
+    listed = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    if member is None:
+        raise DataError(f"the zip archive holds {len(names)} files; name the table with "
+                        f"--member (members: {listed})", file=path)
+    if member not in names:
+        raise DataError(f"the archive has no member {member!r}; members: {listed}", file=path)
+    return member
+
+
+@contextmanager
+def open_input(path: str | Path, *, member: str | None = None) -> Iterator[IO[bytes]]:
+    """The bytes of a user's text file: gzip and zip (one member, or ``member``) unpacked
+    by their magic bytes, a UTF-8 byte-order mark dropped. Bad archives are DataErrors."""
+    path = Path(path)
+    require_file(path)
+    kind = container(path)
+    file = str(path)
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(path) as archive:
+                name = _member(archive, member, path)
+                file = f"{path}:{name}" if member is None or name != member else file
+                with archive.open(name) as raw:
+                    yield _text_start(raw, file)
+        elif kind == "gzip":
+            with gzip.open(path, "rb") as raw:
+                yield _text_start(raw, file)
+        else:
+            with open(path, "rb") as raw:
+                yield _text_start(raw, file)
+    except _CORRUPT as e:
+        raise DataError(f"truncated or corrupt {kind} file ({e})", file=path) from None
+
+
+def member_name(path: str | Path, member: str | None = None) -> str:
+    """How messages name a file: ``path``, or ``path:member`` inside a zip archive."""
+    return f"{path}:{member}" if member else str(path)
+
+
+def _undecodable_hint(value: str) -> str:
+    byte = ord(_UNDECODABLE.search(value)[0]) - 0xDC00
+    return (f"not valid UTF-8 text (byte 0x{byte:02x}; a Latin-1 or Windows-1252 export? "
+            "save it as UTF-8)")
+
+
+def iter_records(
+    stream: IO[bytes],
+    *,
+    file: str | Path,
+    delimiter: str,
+    columns: Sequence[str] | None = None,
+) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(row, fields)`` for each record of a delimited byte stream (csv quoting rules).
+
+    With ``columns=None`` the first record is the header and is yielded as row 0; otherwise
+    the file is headerless and ``columns`` names its fields. Bytes that are not UTF-8 and NUL
+    characters raise a DataError naming the row and column they are in; fields of any length
+    are read.
+    """
+    csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
+    reader = csv.reader(text, delimiter=delimiter, strict=True)
+    names = list(columns) if columns is not None else None
+    row = 0 if columns is None else 1
+    try:
+        for fields in reader:
+            for i, value in enumerate(fields):
+                bad = _UNDECODABLE.search(value)
+                if not bad and "\x00" not in value:
+                    continue
+                message = (_undecodable_hint(value) if bad else
+                           "NUL character in the text (a binary or UTF-16 file?)")
+                if names is None:
+                    raise DataError(f"header: {message}", file=file, column=f"field {i + 1}")
+                column = names[i] if i < len(names) else f"field {i + 1}"
+                raise DataError(message, file=file, row=row, column=column)
+            if names is None:
+                names = fields
+            yield row, fields
+            row += 1
+    except csv.Error as e:
+        raise DataError(f"malformed delimited text ({e})", file=file, row=row) from None
+    except _CORRUPT as e:
+        raise DataError(f"truncated or corrupt compressed file ({e})", file=file) from None
+
+
+def check_delimiter(first: Sequence[str], *, file: str | Path, delimiter: str,
+                    row: int | None) -> None:
+    """A first record that did not split at all was probably written with another delimiter."""
+    if len(first) != 1:
+        return
+    expected = DELIMITER_NAMES[delimiter]
+    for other, name in DELIMITER_NAMES.items():
+        if other != delimiter and other in first[0]:
+            what = "the header" if row is None else "this row"
+            hint = (" (a spreadsheet export with ';' as separator: export it with commas)"
+                    if other == ";" else "")
+            raise DataError(
+                f"expected {expected}-separated values, but {what} looks {name}-separated"
+                + hint, file=file, row=row,
+            )
+
+
+def table_kind(path: str | Path, member: str | None = None) -> str:
+    """How :func:`read_table` reads ``path``: a delimiter, ``parquet``, ``json``, ``jsonl``
+    or ``sniff``, from the magic bytes and the suffix (after ``.gz``/``.zip``)."""
+    path = Path(path)
+    require_file(path)
+    if container(path) == "parquet":
+        return "parquet"
+    name = Path(member or path.name)
+    while name.suffix.lower() in _COMPRESSED:
+        name = name.with_suffix("")
+    suffix = name.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise DataError(f"unsupported file type '{suffix}' (expected .csv, .tsv, .parquet, "
+                        ".json or .jsonl, optionally .gz or .zip)", file=path)
+    return TABLE_SUFFIXES[suffix]
+
+
+def _sniff(path: Path, member: str | None) -> str:
+    """The delimiter of a delimited file of unknown kind (comma when nothing fits)."""
+    with open_input(path, member=member) as f:
+        sample = f.read(1 << 16).decode("utf-8", errors="replace")
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",\t;|").delimiter
+    except csv.Error:
+        return ","
+
+
+def read_table(
+    path: str | Path,
+    *,
+    required: Sequence[str] = (),
+    delimiter: str | None = None,
+    columns: Sequence[str] | None = None,
+    member: str | None = None,
+    what: str = "table",
+    allow_empty: bool = False,
+) -> pd.DataFrame:
+    """A user's table (CSV, TSV, Parquet, JSON or JSON lines; plain, gzip or zip), with the
+    1-based data row numbers as index.
+
+    Delimited and JSON-lines values are kept as the user wrote them (strings, ``""`` for an
+    empty cell); ``columns`` names the fields of a headerless delimited file. Refused with
+    one DataError each: bad encodings, NULs, ragged rows, empty or repeated column names (a
+    nameless column whose cells are all empty, as spreadsheets export, is dropped), missing
+    ``required`` columns (all listed), and no data rows unless ``allow_empty``.
+    """
+    path = Path(path)
+    kind = delimiter or table_kind(path, member)
+    file = member_name(path, member)
+    if kind == "parquet":
+        frame = read_parquet(path, what=f"Parquet {what}")
+    elif kind in ("json", "jsonl"):
+        frame = _read_json_table(path, member, file, lines=kind == "jsonl")
+    else:
+        if kind == "sniff":
+            kind = _sniff(path, member)
+        frame = _read_delimited(path, member, file, kind, columns)
+    frame.columns = [str(c) for c in frame.columns]
+    if kind == "parquet":
+        frame.index = pd.RangeIndex(1, len(frame) + 1)
+    require_columns(list(frame.columns), required, file=file)
+    if frame.empty and not allow_empty:
+        raise DataError("the file holds no data rows", file=file)
+    return frame
+
+
+def _read_delimited(path: Path, member: str | None, file: str, delimiter: str,
+                    columns: Sequence[str] | None) -> pd.DataFrame:
+    with open_input(path, member=member) as stream:
+        records = [(row, fields) for row, fields in
+                   iter_records(stream, file=file, delimiter=delimiter, columns=columns)
+                   if fields and fields != [""]]  # blank lines
+    if columns is None:
+        if not records:
+            raise DataError("file is empty", file=file)
+        header = records.pop(0)[1]
+        check_delimiter(header, file=file, delimiter=delimiter, row=None)
+    else:
+        header = list(columns)
+        if records:
+            check_delimiter(records[0][1], file=file, delimiter=delimiter, row=records[0][0])
+    width = len(header)
+    rows = []
+    for row, fields in records:
+        if len(fields) > width and not any(f.strip() for f in fields[width:]):
+            fields = fields[:width]  # trailing empty fields, as spreadsheets write them
+        if len(fields) != width:
+            column = header[len(fields)] if len(fields) < width else f"field {len(fields)}"
+            raise DataError(f"expected {width} {DELIMITER_NAMES.get(delimiter, repr(delimiter))}"
+                            f"-separated fields, found {len(fields)}", file=file, row=row,
+                            column=column)
+        rows.append(fields)
+    frame = pd.DataFrame(rows, columns=range(width), index=[r for r, _ in records],
+                         dtype=object)
+    keep = []
+    for i, name in enumerate(header):
+        if not name.strip():
+            if all(not v.strip() for v in frame[i]):
+                continue
+            raise DataError("a column has values but no name in the header", file=file,
+                            column=f"field {i + 1}")
+        if name in header[:i]:
+            raise DataError(f"column name repeated (fields {header.index(name) + 1} and "
+                            f"{i + 1}); rename one", file=file, column=name)
+        keep.append(i)
+    frame = frame[keep]
+    frame.columns = [header[i] for i in keep]
+    return frame
+
+
+def _read_json_table(path: Path, member: str | None, file: str, *,
+                     lines: bool) -> pd.DataFrame:
+    """JSON (a list of objects) or JSON lines (one object per line) as a frame."""
+    with open_input(path, member=member) as stream:
+        raw = stream.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"not valid UTF-8 text (byte {e.start})", file=file) from None
+    if lines:
+        records, index = [], []
+        for row, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise DataError(f"not valid JSON ({e.msg}, column {e.colno})", file=file,
+                                    row=row) from None
+                index.append(row)
+    else:
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(f"not valid JSON ({e.msg}, line {e.lineno} column {e.colno})",
+                            file=file) from None
+        if not isinstance(records, list):
+            raise DataError("expected a JSON list of objects, one per row", file=file)
+        index = list(range(1, len(records) + 1))
+    for row, record in zip(index, records, strict=True):
+        if not isinstance(record, dict):
+            raise DataError(f"expected an object, found {type(record).__name__}", file=file,
+                            row=row)
+    names = list(dict.fromkeys(k for r in records for k in r))
+    return pd.DataFrame([[r.get(k) for k in names] for r in records], columns=names,
+                        index=index, dtype=object)
+
+
+def read_parquet(path: str | Path, *, what: str = "Parquet file") -> pd.DataFrame:
+    """A Parquet file as a frame; a missing, empty or unreadable file is a DataError
+    naming it (``what`` says what the file should have been)."""
+    path = Path(path)
+    require_file(path)
+    try:
+        frame = pd.read_parquet(path)
+    except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
+        raise DataError(f"not a readable {what} ({e})", file=path) from None
+    names = [str(c) for c in frame.columns]
+    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if repeated is not None:
+        raise DataError("column name repeated; rename one", file=path, column=repeated)
+    return frame
+
+
 def read_json(path: str | Path) -> Any:
     """Parse the JSON file ``path``; a missing file or bad JSON is a :class:`DataError`."""
+    with open_input(path) as stream:
+        raw = stream.read()
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError("file not found", file=path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataError(f"not valid UTF-8 text (byte {e.start})", file=path) from None
+    except json.JSONDecodeError as e:
         raise DataError(f"not valid JSON ({e})", file=path) from None
 
 
 def read_csv(path: str | Path, columns: Sequence[str] = ()) -> pd.DataFrame:
-    """Read the CSV table ``path``, which must have ``columns``, or raise a DataError."""
-    try:
-        df = pd.read_csv(path)
-    except FileNotFoundError:
-        raise DataError("file not found", file=path) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise DataError(f"not a readable CSV table ({e})", file=path) from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise DataError(f"missing column(s) {', '.join(missing)}", file=path)
+    """A CSV table with pandas' type inference, which must have ``columns``."""
+    with open_input(path) as stream:
+        try:
+            df = pd.read_csv(stream)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+            raise DataError(f"not a readable CSV table ({e})", file=path) from None
+    require_columns([str(c) for c in df.columns], columns, file=path)
     return df
+
+
+# -- one policy per kind of value ----------------------------------------------------------
+
+
+def require_columns(found: Sequence[str], required: Sequence[str], *,
+                    file: str | Path) -> None:
+    """Refuse a table that lacks required columns, naming them all and what is there."""
+    missing = [name for name in required if name not in found]
+    if not missing:
+        return
+    listed = ", ".join(repr(c) for c in found)
+    if len(missing) == 1:
+        raise DataError(f"missing required column; columns found: {listed}", file=file,
+                        column=missing[0])
+    raise DataError(f"missing required columns {', '.join(repr(c) for c in missing)}; "
+                    f"columns found: {listed}", file=file)
+
+
+def reject_rows(bad: pd.Series, values: pd.Series, message: str, *, file: str | Path | None,
+                column: str) -> None:
+    """Raise DataError at the first row where ``bad`` holds (index = 1-based row numbers)."""
+    if bad.any():
+        row = bad.idxmax()
+        value = values.loc[row]
+        value = value.item() if hasattr(value, "item") else value  # numpy scalar -> Python
+        if isinstance(value, str) and len(value) > 80:
+            value = value[:77] + "..."
+        raise DataError(f"{message} (got {value!r})", file=file, row=row, column=column)
+
+
+def check_text(values: pd.Series, *, file: str | Path | None, column: str) -> None:
+    """Refuse missing, blank or non-string text, and text with NUL characters."""
+    blank = values.isna() | (values.astype(str).str.strip() == "")
+    reject_rows(blank, values, "text is empty", file=file, column=column)
+    reject_rows(values.map(lambda v: not isinstance(v, str)), values, "text is not a string",
+                file=file, column=column)
+    reject_rows(values.str.contains("\x00", regex=False), values,
+                "NUL character in the text", file=file, column=column)
+
+
+def truncate_texts(values: pd.Series, limit: int, *, what: str) -> pd.Series:
+    """Texts cut to ``limit`` characters, with the count logged (``what``: whose limit)."""
+    long = values.str.len() > limit
+    if long.any():
+        log.warning("%d text(s) longer than %s (%d characters) truncated to it",
+                    int(long.sum()), what, limit)
+        values = values.where(~long, values.str.slice(0, limit))
+    return values
+
+
+def check_unique(values: pd.Series, *, file: str | Path | None, column: str) -> None:
+    """Refuse a repeated id, naming the row of its second occurrence and of its first."""
+    dup = values.duplicated(keep="first")
+    if dup.any():
+        row = dup.idxmax()
+        first = values.index[values == values.loc[row]][0]
+        raise DataError(f"duplicate id {values.loc[row]!r} (first seen at row {first})",
+                        file=file, row=row, column=column)
+
+
+def ids(values: pd.Series, *, file: str | Path | None, column: str) -> pd.Series:
+    """Ids as text, as the user wrote them: none missing or blank, none repeated."""
+    blank = values.isna() | (values.astype(str).str.strip() == "")
+    reject_rows(blank, values, "id is missing", file=file, column=column)
+    out = values.map(lambda v: str(v.item() if hasattr(v, "item") else v))
+    check_unique(out, file=file, column=column)
+    return out
+
+
+def numeric(values: pd.Series, *, file: str | Path | None, column: str) -> pd.Series:
+    """``values`` as float64; empty cells become NaN, anything else unparsable is refused."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.astype("float64")
+    out = pd.to_numeric(values.map(lambda v: v if isinstance(v, str | int | float) else "x"),
+                        errors="coerce").astype("float64")
+    given = values.notna() & (values.astype(str).str.strip() != "")
+    reject_rows(given & out.isna(), values, "not a number", file=file, column=column)
+    return out
+
+
+def labels(values: pd.Series, *, file: str | Path | None, column: str,
+           allowed: Sequence[int] = (0, 1)) -> pd.Series:
+    """Class labels as int64, each one of ``allowed``; a missing label is refused."""
+    out = numeric(values, file=file, column=column)
+    names = " or ".join(map(str, allowed))
+    reject_rows(~out.isin(list(allowed)), values, f"label must be {names}", file=file,
+                column=column)
+    return out.astype("int64")
+
+
+def check_range(values: pd.Series, low: float, high: float, *, file: str | Path | None,
+                column: str, allow_missing: bool) -> None:
+    """Refuse values outside ``[low, high]`` (and missing ones unless ``allow_missing``)."""
+    bad = (values < low) | (values > high)
+    if not allow_missing:
+        bad |= values.isna()
+    reject_rows(bad, values, f"value outside [{low:g}, {high:g}]", file=file, column=column)
+
+
+def probabilities(values: pd.Series, *, file: str | Path | None, column: str) -> pd.Series:
+    """Probabilities as float64 in [0, 1]; a missing one is refused."""
+    out = numeric(values, file=file, column=column)
+    check_range(out, 0, 1, file=file, column=column, allow_missing=False)
+    return out
+
+
+def check_fractions(frame: pd.DataFrame, columns: Sequence[str], *,
+                    file: str | Path | None = None,
+                    annotated: pd.Series | None = None) -> None:
+    """Identity columns hold rater fractions: numbers in [0, 1], or missing (positional rows);
+    missing is refused in the rows where ``annotated`` holds."""
+    for column in columns:
+        values = frame[column].reset_index(drop=True)
+        values.index += 1
+        values = numeric(values, file=file, column=column)
+        check_range(values, 0, 1, file=file, column=column, allow_missing=True)
+        if annotated is not None:
+            mask = pd.Series(annotated.to_numpy(dtype=bool), index=values.index)
+            reject_rows(mask & values.isna(), values, "identity value missing in a row "
+                        "with human identity labels", file=file, column=column)

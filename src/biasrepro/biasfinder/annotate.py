@@ -29,9 +29,8 @@ from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 
 from biasrepro.biasfinder.btc import PAIR_COLUMNS, characteristic_order
-from biasrepro.data.tables import require_columns, require_file
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, write_text
+from biasrepro.io import atomic_outputs, read_table, require_columns, write_text
 
 ANNOTATION_COLUMNS = ["btc_id", "characteristic", "text_1", "text_2", "coherent_1",
                       "coherent_2", "sentiment_1", "sentiment_2"]
@@ -161,15 +160,9 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
     positive/negative/pos/neg/1/0); an empty or unreadable cell, a missing column or a
     repeated ``btc_id`` is a DataError naming the file, the 1-based data row and column."""
     path = Path(path)
-    require_file(path)
-    try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise DataError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=path) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise DataError(f"not a readable CSV file ({e})", file=path) from None
-    require_columns(list(raw.columns), FILLED_COLUMNS, file=path)
-    raw = raw.fillna("")  # a short record's missing fields
+    raw = read_table(path, required=FILLED_COLUMNS, what="annotation file",
+                     allow_empty=True).reset_index(drop=True)
+    raw = raw.fillna("").astype(str)
     for column in ("btc_id", "characteristic"):
         blank = raw[column].str.strip().eq("").to_numpy()
         if blank.any():

@@ -189,7 +189,7 @@ def _combine(tables: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """The templates of every table, with ``_source`` file and 1-based ``_row``; sorted by
     template id. DataError for a missing column, an unknown characteristic or an id found
     twice."""
-    from biasrepro.data.tables import require_columns
+    from biasrepro.io import require_columns
 
     frames = []
     sources = [source for source, _ in tables]

@@ -26,9 +26,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.data.tables import require_columns
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, markdown_table, write_json, write_parquet, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    markdown_table,
+    require_columns,
+    write_json,
+    write_parquet,
+    write_text,
+)
 
 if TYPE_CHECKING:
     from biasrepro.models.predict import ModelLike

@@ -18,8 +18,8 @@ import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
 from biasrepro.config import need
-from biasrepro.data.tables import read_parquet
 from biasrepro.errors import DataError
+from biasrepro.io import read_parquet
 
 log = logging.getLogger(__name__)
 

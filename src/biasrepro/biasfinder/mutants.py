@@ -38,9 +38,8 @@ import pyarrow as pa
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.wordlists import GENDERS, PRONOUN_CASES, Wordlists
-from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import write_parquet
+from biasrepro.io import read_parquet, require_columns, write_parquet
 
 #: columns of a mutants table, in order (contract "Tables")
 COLUMNS = ("id", "template_id", "characteristic", "class", "values", "align", "text", "label")

@@ -26,10 +26,9 @@ import numpy as np
 import pandas as pd
 from gender_guesser.detector import Detector
 
-from biasrepro.data.tables import check_text, require_columns, require_file
 from biasrepro.data.world import lexicon
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs
+from biasrepro.io import atomic_outputs, check_text, require_columns, require_file
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.biasfinder.placeholders import Candidate, keys
-from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, write_parquet
+from biasrepro.io import atomic_outputs, read_parquet, require_columns, write_parquet
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biasrepro.data.tables import require_columns
 from biasrepro.errors import DataError
+from biasrepro.io import require_columns
 
 WORDLISTS_DIR = Path(__file__).resolve().parents[3] / "wordlists"
 GENDERS = ("male", "female")

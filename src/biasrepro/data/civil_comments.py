@@ -60,20 +60,24 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from biasrepro.data.split import stratified_split
-from biasrepro.data.tables import (
+from biasrepro.data.text import clean_comments
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import (
+    atomic_outputs,
     check_delimiter,
     check_range,
     check_text,
     check_unique,
     iter_records,
+    member_name,
     numeric,
+    open_input,
     reject_rows,
     require_columns,
     require_file,
+    write_json,
+    write_parquet,
 )
-from biasrepro.data.text import clean_comments
-from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +137,8 @@ def prepare(
 ) -> None:
     """Read, filter, clean and split Civil Comments; write the Parquet files and stats.
 
-    Reading happens inside the atomic block, so bad input also removes an earlier run's
-    outputs: nothing is left that could pass for this run's.
+    Reading happens inside the atomic block: on bad input nothing is written and an earlier
+    run's outputs stay as they were.
     """
     start = time.perf_counter()
     path, out_dir = Path(path), Path(out_dir)
@@ -166,18 +170,12 @@ def _load(path: Path, fmt: str, member: str | None,
                           f"got {fmt!r}")
     require_file(path)
     split_column = SPLIT_COLUMN if spec.splits is not None else None
-    if not spec.archive:
-        file = str(path)
-        raw, counted = _read(lambda: open(path, "rb"), file, identities, split_column,
-                             spec.split_optional)
-    else:
-        member = member or spec.default_member
-        if not member:
-            raise ConfigError(f"civil-comments format {fmt} needs --member (the CSV inside)")
-        file = f"{path}:{member}"
-        with _open_zip(path, member) as archive:
-            raw, counted = _read(lambda: archive.open(member), file, identities, split_column,
-                                 spec.split_optional)
+    member = (member or spec.default_member) if spec.archive else member
+    if spec.archive and not member:
+        raise ConfigError(f"civil-comments format {fmt} needs --member (the CSV inside)")
+    file = member_name(path, member)
+    raw, counted = _read(lambda: open_input(path, member=member), file, identities,
+                         split_column, spec.split_optional)
     log.info("read %d rows from %s in %.1f s", len(raw), file, time.perf_counter() - start)
     return raw, counted, file
 
@@ -231,7 +229,7 @@ def _build(
     settings: dict[str, Any], seed: int,
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, dict]:
     """The split tables, the fairness subset and the statistics (steps 1-4 above)."""
-    annotated, rule = _human_annotated(raw, identities, counted)
+    annotated, rule = _human_annotated(raw, identities, counted, file)
     log.info("keeping rows with human identity labels (%s): %d of %d", rule, len(annotated),
              len(raw))
     if annotated.empty:
@@ -255,6 +253,11 @@ def _build(
     columns = ["id", "text", "text_raw", "toxicity", "label", *identities, ANNOTATORS,
                "signature", "split"]
     tables = {s: kept.loc[kept["split"] == s, columns].reset_index(drop=True) for s in SPLITS}
+    hollow = [s for s in SPLITS if tables[s].empty]
+    if hollow:
+        raise DataError(f"{len(kept)} usable rows leave the {' and '.join(hollow)} split(s) "
+                        f"empty (fractions {settings['split']}): the input is too small",
+                        file=file)
 
     test = tables["test"]
     single = (test[identities] >= identity_threshold).sum(axis=1) == 1
@@ -276,18 +279,6 @@ def _build(
     return tables, fairness, stats
 
 
-def _open_zip(path: Path, member: str) -> zipfile.ZipFile:
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise DataError(f"truncated or corrupt zip archive ({e})", file=path) from None
-    if member not in archive.namelist():
-        listed = ", ".join(archive.namelist()[:10])
-        archive.close()
-        raise DataError(f"the archive has no member {member!r}; members: {listed}", file=path)
-    return archive
-
-
 def _read(opener: Opener, file: str, identities: Sequence[str], split_column: str | None = None,
           split_optional: bool = False) -> tuple[pd.DataFrame, bool]:
     """The needed columns of the CSV, validated, and whether it has identity_annotator_count.
@@ -295,11 +286,8 @@ def _read(opener: Opener, file: str, identities: Sequence[str], split_column: st
     ``split_column`` is read too (as text) when given; it must be there unless
     ``split_optional``. The table's index holds the 1-based data row numbers.
     """
-    try:
-        with opener() as stream:
-            header = next(iter_records(stream, file=file, delimiter=","), (0, []))[1]
-    except (zipfile.BadZipFile, zlib.error, EOFError) as e:
-        raise DataError(f"truncated or corrupt zip archive ({e})", file=file) from None
+    with opener() as stream:
+        header = next(iter_records(stream, file=file, delimiter=","), (0, []))[1]
     if not header:
         raise DataError("file is empty", file=file)
     check_delimiter(header, file=file, delimiter=",", row=None)
@@ -316,6 +304,7 @@ def _read(opener: Opener, file: str, identities: Sequence[str], split_column: st
         with opener() as stream:
             table = pacsv.read_csv(
                 stream,
+                read_options=pacsv.ReadOptions(block_size=1 << 26),  # long comments
                 parse_options=pacsv.ParseOptions(newlines_in_values=True),
                 convert_options=pacsv.ConvertOptions(include_columns=list(types),
                                                      column_types=types),
@@ -323,8 +312,8 @@ def _read(opener: Opener, file: str, identities: Sequence[str], split_column: st
     except pa.ArrowInvalid as e:
         _locate_parse_error(opener, file, header, numbers)
         raise DataError(f"cannot parse the CSV ({e})", file=file) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError) as e:
-        raise DataError(f"truncated or corrupt zip archive ({e})", file=file) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise DataError(f"truncated or corrupt compressed file ({e})", file=file) from None
     df = table.to_pandas()
     if df.empty:
         raise DataError("the file holds a header but no data rows", file=file)
@@ -383,11 +372,16 @@ def _validate(df: pd.DataFrame, file: str, text_col: str, tox_col: str,
     return df
 
 
-def _human_annotated(df: pd.DataFrame, identities: Sequence[str],
-                     counted: bool) -> tuple[pd.DataFrame, str]:
-    """Rows whose identity labels come from human annotators, and the rule that chose them."""
+def _human_annotated(df: pd.DataFrame, identities: Sequence[str], counted: bool,
+                     file: str) -> tuple[pd.DataFrame, str]:
+    """Rows whose identity labels come from human annotators, and the rule that chose them;
+    an annotated row without a value for a configured identity is refused."""
     if counted:
-        return df[(df[ANNOTATORS] > 0).fillna(False)].copy(), f"{ANNOTATORS} > 0"
+        annotated = df[(df[ANNOTATORS] > 0).fillna(False)].copy()
+        for name in identities:
+            reject_rows(annotated[name].isna(), annotated[name], "identity value missing in a "
+                        f"row with {ANNOTATORS} > 0", file=file, column=name)
+        return annotated, f"{ANNOTATORS} > 0"
     rule = "every configured identity column filled (no identity_annotator_count column)"
     return df[df[list(identities)].notna().all(axis=1)].copy(), rule
 

@@ -31,21 +31,19 @@ import zlib
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from biasrepro.data.tables import (
-    check_delimiter,
-    check_text,
-    iter_records,
-    numeric,
-    reject_rows,
-    require_columns,
-    require_file,
-)
 from biasrepro.data.text import HTML_ENTITY, HTML_TAG, clean_review
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, write_json, write_parquet
+from biasrepro.io import (
+    atomic_outputs,
+    check_text,
+    labels,
+    read_table,
+    reject_rows,
+    require_file,
+    write_json,
+    write_parquet,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +55,8 @@ _MEMBER = re.compile(r"aclImdb/(train|test)/(pos|neg)/([0-9]+)_([0-9]+)\.txt")
 def prepare(inputs: Path | dict[str, Path], *, fmt: str, out_dir: Path) -> None:
     """Read raw IMDB in ``fmt``, clean it, and write the split Parquet files and stats.
 
-    Reading happens inside the atomic block, so bad input also removes an earlier run's
-    outputs: nothing is left that could pass for this run's.
+    Reading happens inside the atomic block: on bad input nothing is written and an earlier
+    run's outputs stay as they were.
     """
     start = time.perf_counter()
     out_dir = Path(out_dir)
@@ -159,50 +157,25 @@ def _read_aclimdb_tar(path: Path) -> dict[str, tuple[pd.DataFrame, Path]]:
 
 def _read_hf_parquet(path: Path, split: str) -> tuple[pd.DataFrame, Path]:
     """One Hugging Face split file: columns ``text`` and ``label`` ∈ {0, 1}."""
-    require_file(path)
-    try:
-        schema = pq.read_schema(path)
-        require_columns(schema.names, ["text", "label"], file=path)
-        table = pq.read_table(path, columns=["text", "label"])
-    except (pa.ArrowException, OSError) as e:
-        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
-    if not (pa.types.is_string(schema.field("text").type)
-            or pa.types.is_large_string(schema.field("text").type)):
-        raise DataError(f"expected a string column, found {schema.field('text').type}",
-                        file=path, column="text")
-    df = table.to_pandas()
+    df = read_table(path, required=["text", "label"], what="IMDB split")
     return _with_ids(df, split, path), path
 
 
 def _read_tsv(path: Path, split: str) -> tuple[pd.DataFrame, Path]:
-    """One BiasFinder file: headerless ``label<TAB>text``, label 1 = positive."""
-    require_file(path)
-    with open(path, "rb") as f:
-        records = list(iter_records(f, file=path, delimiter="\t", columns=("label", "text")))
-    if not records:
-        raise DataError("file is empty", file=path)
-    check_delimiter(records[0][1], file=path, delimiter="\t", row=1)
-    for row, fields in records:
-        if len(fields) != 2:
-            column = "text" if len(fields) < 2 else f"field {len(fields)}"
-            raise DataError(f"expected 2 tab-separated fields (label, text), found "
-                            f"{len(fields)}", file=path, row=row, column=column)
-    df = pd.DataFrame([fields for _, fields in records], columns=["label", "text"])
+    """One BiasFinder file: headerless ``label<TAB>text``, label 1 = positive (plain, gzip
+    or zip; blank lines skipped)."""
+    df = read_table(path, delimiter="\t", columns=("label", "text"), what="IMDB split")
     return _with_ids(df, split, path), path
 
 
 def _with_ids(df: pd.DataFrame, split: str, path: Path) -> pd.DataFrame:
-    """Validate a per-split table and give it ids ``{split}-{row:05d}`` (0-based file row)."""
-    if df.empty:
-        raise DataError("the file holds no rows", file=path)
-    df = df.set_axis(pd.RangeIndex(1, len(df) + 1))
+    """Validate a per-split table and give it ids ``{split}-{row:05d}`` (0-based row of the
+    table, blank lines not counted)."""
     check_text(df["text"], file=path, column="text")
-    label = numeric(df["label"], file=path, column="label")
-    reject_rows(~label.isin([0, 1]), df["label"], "label must be 0 or 1", file=path,
-                column="label")
+    label = labels(df["label"], file=path, column="label")
     return pd.DataFrame({
         "id": [f"{split}-{i:05d}" for i in range(len(df))],
         "text": df["text"].to_numpy(),
-        "label": label.astype("int64").to_numpy(),
+        "label": label.to_numpy(),
         "rating": pd.array([pd.NA] * len(df), dtype="Int64"),
     }, index=df.index)

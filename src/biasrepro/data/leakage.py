@@ -30,9 +30,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    dumps_json,
+    markdown_table,
+    read_parquet,
+    require_columns,
+    write_text,
+)
 
 log = logging.getLogger(__name__)
 

@@ -27,19 +27,22 @@ from pathlib import Path
 import ftfy
 import pandas as pd
 
-from biasrepro.data.tables import (
+from biasrepro.errors import DataError
+from biasrepro.io import (
+    atomic_outputs,
     check_delimiter,
     check_range,
     check_text,
     check_unique,
     iter_records,
     numeric,
+    open_input,
     reject_rows,
     require_columns,
     require_file,
+    write_json,
+    write_parquet,
 )
-from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +56,8 @@ INDEX_COLUMN = "(unnamed index)"  # how messages name the header's empty first c
 def prepare(path: Path, *, out_dir: Path) -> None:
     """Read, repair and validate the SST fairness CSV; write ``fairness.parquet`` and stats.
 
-    Reading happens inside the atomic block, so bad input also removes an earlier run's
-    outputs.
+    Reading happens inside the atomic block: on bad input nothing is written and an earlier
+    run's outputs stay as they were.
     """
     path, out_dir = Path(path), Path(out_dir)
     with atomic_outputs(out_dir / "fairness.parquet", out_dir / "stats.json") as (table, js):
@@ -110,7 +113,7 @@ def _build(path: Path) -> tuple[pd.DataFrame, dict]:
 def _read(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """The CSV as strings (index = 1-based data rows) and the ids of repaired rows."""
     require_file(path)
-    with open(path, "rb") as f:
+    with open_input(path) as f:
         records = list(iter_records(f, file=path, delimiter=","))
     header = records[0][1] if records else []
     if not header:
@@ -127,6 +130,8 @@ def _read(path: Path) -> tuple[pd.DataFrame, list[str]]:
     at = named.index("sentence")
     rows, repaired = [], []
     for row, fields in records[1:]:
+        if fields in ([], [""]):
+            continue  # a blank line
         if trailing and len(fields) > len(named) and fields[-1] == "":
             fields = fields[:-1]
         extra = len(fields) - len(named)

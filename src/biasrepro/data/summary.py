@@ -13,9 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import require_columns
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.io import atomic_outputs, dumps_json, markdown_table, require_columns, write_text
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    dumps_json,
+    markdown_table,
+    read_parquet,
+    require_columns,
+    write_text,
+)
 from biasrepro.metrics.classification import classification_metrics
 
 COLUMNS = ["task", "model", "method", "set", "n", "accuracy", "roc_auc", "f1",

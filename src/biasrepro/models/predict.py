@@ -31,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, write_parquet
+from biasrepro.io import atomic_outputs, read_table, write_parquet
 from biasrepro.models.load import ModelSpec, load_classifier, resolve
 
 log = logging.getLogger(__name__)
@@ -209,25 +209,23 @@ def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: l
 # -- inputs ---------------------------------------------------------------------------------
 
 def _read_texts(path: Path, column: str) -> pd.DataFrame:
-    """The Parquet at ``path``, refused unless every ``column`` value is a non-empty string."""
-    if not path.is_file():
-        raise DataError("no such file", file=path)
-    try:
-        df = pd.read_parquet(path)
-    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
-        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+    """The table at ``path`` (Parquet, CSV, ... as :func:`biasrepro.io.read_table` reads),
+    refused unless every ``column`` value is a non-empty string."""
+    df = read_table(path, what="file", allow_empty=True)
     if column not in df.columns:
         raise DataError(f"missing column; found {list(df.columns)}", file=path, column=column)
-    for row, value in enumerate(df[column].tolist(), start=1):
+    for row, value in zip(df.index, df[column].tolist(), strict=True):
         if isinstance(value, str):
             if not value.strip():
                 raise DataError("empty text", file=path, row=row, column=column)
+            if "\x00" in value:
+                raise DataError("NUL character in the text", file=path, row=row, column=column)
         elif pd.api.types.is_scalar(value) and pd.isna(value):
             raise DataError("missing text", file=path, row=row, column=column)
         else:
             raise DataError(f"not a string ({type(value).__name__})", file=path, row=row,
                             column=column)
-    return df
+    return df.reset_index(drop=True)
 
 
 def _prepare(model: ModelLike, device: str | None) -> _Classifier | PredictCallable:

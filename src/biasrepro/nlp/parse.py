@@ -22,19 +22,16 @@ import pandas as pd
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from biasrepro.data.tables import (
-    check_delimiter,
-    check_text,
-    check_unique,
-    iter_records,
-    numeric,
-    read_parquet,
-    reject_rows,
-    require_columns,
-    require_file,
-)
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs
+from biasrepro.io import (
+    atomic_outputs,
+    check_text,
+    labels,
+    read_table,
+    require_columns,
+    truncate_texts,
+)
+from biasrepro.io import ids as io_ids
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -45,7 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _WORD = re.compile(r"[a-z]+")
 
-DELIMITERS = {".csv": ",", ".tsv": "\t"}
 KEY = "biasrepro"
 
 
@@ -63,55 +59,27 @@ def load_pipeline(name: str) -> Language:
 
 def read_corpus(path: Path, *, text_column: str = "text", id_column: str = "id"
                 ) -> pd.DataFrame:
-    """Read ``path`` (.parquet, or .csv/.tsv with a header) as columns ``id``, ``text``, ``label``.
+    """Read ``path`` (any table :func:`biasrepro.io.read_table` reads) as columns ``id``,
+    ``text``, ``label``.
 
-    ``label`` is -1 throughout when the file has none; ids are ``f"{row:05d}"`` (0-based)
-    when it has no ``id_column``. Empty text, repeated ids and non-integer labels are refused.
+    ``label`` is -1 throughout when the file has none, else 0 or 1 as ``prepare imdb``
+    requires; ids are kept as written, or ``f"{row:05d}"`` (0-based) when the file has no
+    ``id_column``. Empty text, repeated ids and other labels are refused.
     """
     path = Path(path)
-    require_file(path)
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        frame = read_parquet(path)
-    elif suffix in DELIMITERS:
-        frame = _read_delimited(path, DELIMITERS[suffix])
-    else:
-        raise DataError(f"unsupported file type '{path.suffix}' (expected .parquet, .csv or "
-                        ".tsv)", file=path)
-    require_columns([str(c) for c in frame.columns], [text_column], file=path)
-    frame.index = pd.RangeIndex(1, len(frame) + 1)  # 1-based data rows, for error messages
+    frame = read_table(path, required=[text_column], what="file")
     text = frame[text_column]
     check_text(text, file=path, column=text_column)
-    reject_rows(text.map(lambda v: not isinstance(v, str)), text, "text is not a string",
-                file=path, column=text_column)
     if id_column in frame.columns:
-        reject_rows(frame[id_column].isna(), frame[id_column], "id is missing", file=path,
-                    column=id_column)
-        ids = frame[id_column].astype(str)
-        check_unique(ids, file=path, column=id_column)
+        ids = io_ids(frame[id_column], file=path, column=id_column)
     else:
         ids = pd.Series([f"{row:05d}" for row in range(len(frame))], index=frame.index)
     if "label" in frame.columns:
-        labels = numeric(frame["label"], file=path, column="label")
-        reject_rows(labels.isna() | (labels != labels.round()), frame["label"],
-                    "label is not an integer", file=path, column="label")
-        labels = labels.astype("int64")
+        label = labels(frame["label"], file=path, column="label")
     else:
-        labels = pd.Series(-1, index=frame.index, dtype="int64")
+        label = pd.Series(-1, index=frame.index, dtype="int64")
     return pd.DataFrame({"id": ids.to_numpy(dtype=object), "text": text.to_numpy(dtype=object),
-                         "label": labels.to_numpy()}).astype({"id": str, "text": str})
-
-
-def _read_delimited(path: Path, delimiter: str) -> pd.DataFrame:
-    with open(path, "rb") as f:
-        records = list(iter_records(f, file=path, delimiter=delimiter))
-    header = records[0][1]
-    check_delimiter(header, file=path, delimiter=delimiter, row=None)
-    for row, fields in records[1:]:
-        if len(fields) != len(header):
-            raise DataError(f"expected {len(header)} fields, found {len(fields)}", file=path,
-                            row=row)
-    return pd.DataFrame([fields for _, fields in records[1:]], columns=header, dtype=object)
+                         "label": label.to_numpy()}).astype({"id": str, "text": str})
 
 
 def candidate_words(wordlists: Wordlists) -> frozenset[str]:
@@ -142,6 +110,8 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     if batch_size < 1 or n_process < 1:
         raise ConfigError(f"biasfinder.parse: batch_size and n_process must be positive, not "
                           f"{batch_size} and {n_process}")
+    frame = frame.assign(text=truncate_texts(frame["text"], nlp.max_length,
+                                             what="spaCy's limit (nlp.max_length)"))
     unique = frame.drop_duplicates("text", keep="first")
     corpus = len(unique)
     if len(unique) < len(frame):

@@ -18,9 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import read_parquet
 from biasrepro.errors import ConfigError, DataError, in_file
-from biasrepro.io import atomic_outputs, write_json, write_parquet
+from biasrepro.io import atomic_outputs, read_parquet, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.data.tables import check_fractions
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import check_fractions
 from biasrepro.perturb.counterfactual import Swapper
 from biasrepro.perturb.lexicon import GENDER, attribute_groups
 

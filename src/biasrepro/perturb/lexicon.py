@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biasrepro.data.tables import require_columns
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import require_columns
 
 IDENTITY_TERMS = Path(__file__).resolve().parents[3] / "wordlists" / "identity_terms.csv"
 COLUMNS = ("attribute", "concept", "group", "term")

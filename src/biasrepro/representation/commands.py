@@ -65,7 +65,7 @@ def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int,
         if not path.is_file():
             raise DataError("SentenceDebias corpus file not found", file=path)
         if path.suffix == ".parquet":
-            from biasrepro.data.tables import read_parquet, require_columns
+            from biasrepro.io import read_parquet, require_columns
 
             frame = read_parquet(path, what="SentenceDebias corpus")
             require_columns(list(frame.columns), ["text"], file=path)

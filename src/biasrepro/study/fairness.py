@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.data.tables import check_fractions
 from biasrepro.errors import DataError
+from biasrepro.io import check_fractions
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 from biasrepro.metrics.group_fairness import (
     POWER,

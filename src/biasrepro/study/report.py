@@ -24,9 +24,16 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import read_parquet, require_columns
 from biasrepro.errors import DataError, in_file
-from biasrepro.io import atomic_outputs, dumps_json, markdown_table, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    dumps_json,
+    markdown_table,
+    read_csv,
+    read_parquet,
+    require_columns,
+    write_text,
+)
 from biasrepro.study.correlations import correlation_table
 from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
 
@@ -167,7 +174,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
              for method, p in training.items()}
     rep = None
     if representation is not None:
-        rep = pd.read_csv(representation)
+        rep = read_csv(representation)
         require_columns(list(rep.columns), ["model", "variant", "attribute", "source", "value"],
                         file=representation)
     tables = build_tables(task=task, original=frames["original"],

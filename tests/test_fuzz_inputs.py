@@ -1,0 +1,213 @@
+"""Property-based fuzzing of every command that reads a user's file, driven in-process.
+
+Each example starts from a clean file, applies drawn mutations (encodings, byte-order marks,
+line endings, compression, delimiters, NULs, huge fields, truncation, missing or repeated
+columns and rows, wrong types, empty files) and runs the command's ``main(argv)`` in a fresh
+directory. The invariant: exit 0, with the clean file's outputs byte for byte when every
+mutation was benign; or exit 2 with one ``error:`` line naming the file and nothing written.
+Never a traceback. Profiles (tests/conftest.py): ``ci`` (200 seeded examples per command),
+``long`` (``--hypothesis-profile=long``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fixtures.raw_data import IDENTITIES, civil_rows, write_civil_comments_csv, write_sst_csv
+from hypothesis import given
+from hypothesis import strategies as st
+
+from biasrepro.cli import main
+
+#: mutations that must not change the result
+BENIGN = {
+    "bom": lambda d, _: b"\xef\xbb\xbf" + d,
+    "crlf": lambda d, _: d.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"),
+    "gzip": lambda d, _: gzip.compress(d, mtime=0),
+    "blank_line": lambda d, _: d + b"\n",
+}
+
+
+def _at(d: bytes, f: float) -> int:
+    return min(len(d), int(f * len(d)))
+
+
+def _lines(d: bytes) -> list[bytes]:
+    return d.split(b"\n")
+
+
+def _line_op(op: Callable[[list[bytes], int], list[bytes]]) -> Callable[[bytes, float], bytes]:
+    def mutate(d: bytes, f: float) -> bytes:
+        lines = _lines(d)
+        return b"\n".join(op(lines, min(len(lines) - 1, int(f * len(lines)))))
+    return mutate
+
+
+#: mutations that may make the file unusable (then: one error line)
+HARMFUL = {
+    "nul": lambda d, f: d[:_at(d, f)] + b"\x00" + d[_at(d, f):],
+    "truncate": lambda d, f: d[:_at(d, f)],
+    "byte": lambda d, f: d[:_at(d, f)] + bytes([int(f * 997) % 256]) + d[_at(d, f) + 1:],
+    "latin1": lambda d, _: d.decode("utf-8", "replace").encode("latin-1", "replace") + b"\xe9",
+    "utf16": lambda d, _: d.decode("utf-8", "replace").encode("utf-16"),
+    "semicolon": lambda d, _: d.replace(b",", b";").replace(b"\t", b";"),
+    "quote": lambda d, f: d[:_at(d, f)] + b'"' + d[_at(d, f):],
+    "huge": lambda d, f: d[:_at(d, f)] + b"x" * 140_000 + d[_at(d, f):],
+    "empty": lambda d, _: b"",
+    "drop_line": _line_op(lambda ls, i: ls[:i] + ls[i + 1:]),
+    "repeat_line": _line_op(lambda ls, i: ls[:i + 1] + ls[i:]),
+    "repeat_header_field": _line_op(
+        lambda ls, _: [ls[0] + b"," + ls[0].split(b",")[0], *ls[1:]]),
+    "drop_header_field": _line_op(
+        lambda ls, i: [b",".join(ls[0].split(b",")[:-1] or [b"x"]), *ls[1:]]),
+    "wrong_type": lambda d, f: d[:_at(d, f)] + b"abc" + d[_at(d, f):],
+    "header_only": _line_op(lambda ls, _: ls[:1]),
+}
+
+mutations = st.lists(
+    st.tuples(st.sampled_from(sorted(BENIGN) + sorted(HARMFUL)),
+              st.floats(0, 1, allow_nan=False)),
+    min_size=1, max_size=3,
+)
+
+
+@dataclass
+class Command:
+    """A command with one user file: how to write the clean file and the argv to run."""
+
+    name: str
+    write: Callable[[Path], Path]                 # the clean input in a directory
+    argv: Callable[[Path, Path], list[str]]       # (input, output directory) -> argv
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, err.getvalue()
+
+
+def _outputs(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} \
+        if out.exists() else {}
+
+
+def _check(command: Command, steps: list[tuple[str, float]], clean: dict[str, bytes]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        path = command.write(tmp)
+        data = path.read_bytes()
+        first = {name: i for i, (name, _) in reversed(list(enumerate(steps)))}
+        steps = [s for i, s in enumerate(steps) if s[0] in HARMFUL or first[s[0]] == i]
+        steps = sorted(steps, key=lambda s: s[0] == "gzip")  # compress the mutated text
+        for name, f in steps:
+            data = (BENIGN.get(name) or HARMFUL[name])(data, f)
+        path.write_bytes(data)
+        out = tmp / "out"
+        code, err = _run(command.argv(path, out))
+        assert "Traceback" not in err
+        if all(name in BENIGN for name, _ in steps):
+            assert code == 0, err
+            assert _outputs(out) == clean, steps
+        elif code == 2:
+            lines = [line for line in err.splitlines() if line.startswith("error:")]
+            assert len(lines) == 1 and str(path) in lines[0], err
+            assert _outputs(out) == {}
+        else:
+            assert code == 0, err
+
+
+def _clean(command: Command) -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = command.write(Path(tmp))
+        code, err = _run(command.argv(path, Path(tmp) / "out"))
+        assert code == 0, err
+        return _outputs(Path(tmp) / "out")
+
+
+def _imdb_tsv(d: Path) -> Path:
+    rows = ["1\tA warm, funny film; she shines.", "0\tDull <br />and long.",
+            "1\tGreat \"cast\".", "0\tNot for me."]
+    (d / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (d / "train.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return d / "train.tsv"
+
+
+def _sst(d: Path) -> Path:
+    write_sst_csv(d / "sst.csv")
+    return d / "sst.csv"
+
+
+def _civil(d: Path) -> Path:
+    write_civil_comments_csv(d / "all_data.csv", rows=civil_rows(n_per_group=4))
+    return d / "all_data.csv"
+
+
+def _corpus(d: Path) -> Path:
+    (d / "corpus.csv").write_text(
+        "id,text,label\nr1,\"She is a nurse, and she is kind.\",1\nr2,He hated it.,0\n"
+        "r3,My father loved the film.,1\n", encoding="utf-8")
+    return d / "corpus.csv"
+
+
+def _predictions(d: Path) -> Path:
+    pd.DataFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.2, 0.4, 0.6]}).to_csv(
+        d / "p.csv", index=False)
+    return d / "p.csv"
+
+
+CC_SETTINGS = json.dumps({
+    "seed": 1, "identities": IDENTITIES,
+    "preprocess.civil_comments": {"split": {"train": 0.4, "validation": 0.3, "test": 0.3},
+                                  "identity_threshold": 0.5, "toxicity_threshold": 0.5}})
+
+COMMANDS = {
+    "prepare-imdb": Command("prepare-imdb", _imdb_tsv, lambda p, o: [
+        "prepare", "imdb", "--format", "tsv", "--input", f"train={p}",
+        f"test={p.parent / 'test.tsv'}", "--out-dir", str(o)]),
+    "prepare-sst": Command("prepare-sst", _sst, lambda p, o: [
+        "prepare", "sst", "--input", str(p), "--out-dir", str(o)]),
+    "prepare-civil-comments": Command("prepare-civil-comments", _civil, lambda p, o: [
+        "prepare", "civil-comments", "--format", "csv", "--input", str(p),
+        "--settings", CC_SETTINGS, "--out-dir", str(o)]),
+    "biasfinder-parse": Command("biasfinder-parse", _corpus, lambda p, o: [
+        "biasfinder", "parse", "--input", str(p), "--out", str(o / "parsed.spacy")]),
+    "evaluate": Command("evaluate", _predictions, lambda p, o: [
+        "evaluate", "--predictions", str(p), "--out", str(o / "metrics.json")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_mutated_input_is_read_or_refused_in_one_line(name: str) -> None:
+    command = COMMANDS[name]
+    clean = _clean(command)
+
+    @given(mutations)
+    def fuzz(steps: list[tuple[str, float]]) -> None:
+        _check(command, steps, clean)
+
+    fuzz()
+
+
+def test_exit_codes_as_a_subprocess(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = _predictions(tmp_path)
+    path.write_bytes(b"\xff\xfe" + path.read_bytes())
+    argv = [sys.executable, "-m", "biasrepro", "evaluate", "--predictions", str(path),
+            "--out", str(tmp_path / "m.json")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"error: {path}: the file is UTF-16 text; save it as UTF-8"]
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes()[2:])
+    assert subprocess.run(argv, capture_output=True, timeout=120).returncode == 0
