@@ -59,3 +59,8 @@ def test_representation_gpu_check_runs_on_cpu(tmp_path: Path) -> None:
     for arch in ("bert", "albert", "roberta"):
         assert report[arch]["cpu_cuda_agree"] and report[arch]["train_step"]["finite"]
         assert report[arch]["train_step"]["max_abs_projection_after_hook"] < 1e-4
+
+
+def test_civil_comments_scale_benchmark_runs_small() -> None:
+    out = _run("scale_civil_comments.py", "--rows", "20000")
+    assert "prepare civil-comments:" in out and "naive whole-file read only:" in out

@@ -310,3 +310,59 @@ def test_each_format_is_checked_as_its_content_when_downloaded() -> None:
     assert {f: EXPECT_BY_FORMAT[f] for f in ("tfds", "kaggle", "wilds", "csv", "zip")} == {
         "tfds": "zip", "kaggle": "text", "wilds": "text", "csv": "text", "zip": "zip"}
     assert set(civil_comments.FORMATS) <= set(EXPECT_BY_FORMAT)
+
+
+# -- rows outside the study: counted, not fatal; the study's rows: strict ------------------
+
+
+def _unannotated(rows) -> int:
+    """The index of the first row without human identity labels."""
+    return next(i for i, r in enumerate(rows) if r["annotators"] == 0)
+
+
+@pytest.mark.parametrize("edit, reason", [
+    ({"comment_text": ""}, "empty_text"),
+    ({"toxicity": "high"}, "toxicity_not_a_number"),
+])
+def test_a_fault_in_a_row_the_study_drops_is_counted_not_fatal(tmp_path, edit, reason):
+    """One blank comment among the ~1.5 M rows without identity labels must not stop a run;
+    in a row the study keeps the same fault is refused with its row."""
+    rows = civil_rows()
+    clean, _ = _prepare(_written(tmp_path / "clean.csv", rows), tmp_path / "clean")
+    i = _unannotated(rows)
+    rows[i].update(edit)
+    tables, stats = _prepare(_written(tmp_path / "a.csv", rows), tmp_path / "a")
+    assert stats["dropped_rows_with"] == {reason: 1}
+    assert stats["dropped"]["no_human_identity_labels"] == 2
+    for name, table in tables.items():
+        pd.testing.assert_frame_equal(table, clean[name], obj=name)
+    j = next(k for k, r in enumerate(rows) if r["annotators"] > 0)
+    rows[i] = civil_rows()[i]
+    rows[j].update(edit)
+    with pytest.raises(DataError) as e:
+        _prepare(_written(tmp_path / "b.csv", rows), tmp_path / "b")
+    assert e.value.row == j + 1
+
+
+def _written(path: Path, rows) -> Path:
+    write_civil_comments_csv(path, rows=rows)
+    return path
+
+
+def test_reading_in_small_blocks_gives_the_same_tables(kaggle, tmp_path, monkeypatch):
+    root, tables, stats = kaggle
+    monkeypatch.setattr(civil_comments, "BLOCK_BYTES", 2048)  # a few rows per block
+    small, small_stats = _prepare(root / "all_data.csv", tmp_path / "out")
+    assert small_stats == stats
+    for name, table in tables.items():
+        pd.testing.assert_frame_equal(small[name], table, obj=name)
+
+
+def test_a_fault_in_a_later_block_names_its_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(civil_comments, "BLOCK_BYTES", 2048)
+    rows = civil_rows()
+    j = max(k for k, r in enumerate(rows) if r["annotators"] > 0)
+    rows[j]["toxicity"] = 1.5
+    with pytest.raises(DataError, match=r"value outside \[0, 1\]") as e:
+        _prepare(_written(tmp_path / "a.csv", rows), tmp_path / "a")
+    assert e.value.row == j + 1 and e.value.column == "toxicity"

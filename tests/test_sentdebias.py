@@ -69,6 +69,34 @@ def test_subspace_recovers_a_planted_direction() -> None:
         bias_subspace([], 1)
 
 
+@pytest.mark.parametrize("size, k", [(2, 1), (3, 1), (2, 3)])
+def test_the_streamed_subspace_is_scikit_learns_full_pca(size: int, k: int) -> None:
+    """The scatter accumulated over chunks gives the components (and their signs) that
+    scikit-learn's exact PCA finds on every centred vector at once."""
+    from sklearn.decomposition import PCA
+
+    from biasrepro.debias.sentdebias import Scatter
+
+    rng = np.random.default_rng(size * 10 + k)
+    scale = np.linspace(3, 0.5, 24)  # distinct variances: a well-defined ordering
+    tuples = rng.normal(size=(500, size, 24)) * scale + rng.normal(size=(500, 1, 24))
+    centred = (tuples - tuples.mean(axis=1, keepdims=True)).reshape(-1, 24)
+    expected = PCA(n_components=k, svd_solver="full").fit(centred).components_
+    whole = bias_subspace(list(tuples), k)
+    assert np.allclose(whole, expected, atol=1e-5)
+    chunked = Scatter()
+    for start in range(0, 500, 37):
+        chunked.add(tuples[start:start + 37])
+    assert chunked.tuples == 500 and chunked.n == 500 * size
+    assert np.allclose(chunked.components(k), expected, atol=1e-5)
+    assert np.allclose(whole @ whole.T, np.eye(k), atol=1e-5)
+
+
+def test_too_many_components_is_one_error() -> None:
+    with pytest.raises(DataError, match="3 components asked of 2 centred vectors"):
+        bias_subspace([np.ones((2, 4))], 3)
+
+
 def _model(kind: str, arch: str):
     from transformers import (
         AutoConfig,
@@ -130,6 +158,13 @@ def test_subspace_from_a_tiny_encoder(tmp_path: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
     v = compute_subspace(model, tokenizer, sentences, GENDER, n_components=1, batch_size=4)
     assert v.shape == (1, 16) and abs(np.linalg.norm(v) - 1) < 1e-5
+    # a chunk of two tuples at a time: the same subspace, the same count
+    from biasrepro.debias.sentdebias import counterfactual_tuples, subspace_and_count
+
+    small, n = subspace_and_count(model, tokenizer, iter(sentences), GENDER, batch_size=4,
+                                  chunk_tuples=2)
+    assert n == len(counterfactual_tuples(sentences, GENDER)) and n > 2
+    assert np.allclose(small, v, atol=1e-5)
 
 
 def test_a_saved_subspace_is_reattached_on_load_and_survives_fine_tuning(tmp_path: Path

@@ -41,6 +41,14 @@ with that identity in an extra column ``identity``; and ``identity_stats.json`` 
 kept and dropped per reason; n, n_toxic and toxic ratio per split and identity, and for the
 fairness subset; for the formats with a split column, ``source_splits``: the file's rows per
 source split, the splits kept and the rows of the others, which ``rows_read`` leaves out).
+
+The file is read a block at a time (:data:`BLOCK_BYTES`), every cell as text, and only the
+study's rows (kept source splits, human identity labels: about a quarter of Kaggle's two
+million) are held and checked value by value. A fault in a row the study drops (a blank
+comment, a toxicity that is not a number) is counted in ``identity_stats.json``'s
+``dropped_rows_with``, not fatal; the same fault in a kept row is refused with its row and
+column. Faults of the file itself (encoding, quoting, a row with the wrong number of
+fields, an unknown split value) are refused wherever they are.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -145,11 +153,8 @@ def prepare(
     names = [f"{s}.parquet" for s in SPLITS] + ["fairness_original.parquet",
                                                  "identity_stats.json"]
     with atomic_outputs(*(out_dir / n for n in names)) as tmp:
-        raw, counted, file = _load(path, fmt, member, identities)
-        raw, source = _select_splits(raw, file, fmt, settings.get("splits"))
-        tables, fairness, stats = _build(raw, counted, file, identities, settings, seed)
-        if source is not None:
-            stats = {"source_splits": source, **stats}
+        study, read = _load(path, fmt, member, identities, settings.get("splits"))
+        tables, fairness, stats = _build(study, read, identities, settings, seed)
         for s, p in zip(SPLITS, tmp[:3], strict=True):
             write_parquet(tables[s], p)
         write_parquet(fairness, tmp[3])
@@ -160,81 +165,193 @@ def prepare(
              time.perf_counter() - start)
 
 
-def _load(path: Path, fmt: str, member: str | None,
-          identities: Sequence[str]) -> tuple[pd.DataFrame, bool, str]:
-    """The validated table, whether it counts identity annotators, and its name for messages."""
+@dataclass
+class _Read:
+    """What the streaming read found besides the study's rows."""
+
+    file: str
+    counted: bool  # the file has identity_annotator_count
+    rule: str  # how human identity labels are recognised
+    rows_read: int = 0  # rows of the kept source splits
+    not_annotated: int = 0  # of those, rows without human identity labels
+    source: dict | None = None  # rows per source split, kept splits, rows of the others
+    #: problems found in rows outside the study (counted, not refused)
+    outside: dict = field(default_factory=dict)
+
+
+def _load(path: Path, fmt: str, member: str | None, identities: Sequence[str],
+          keep: Sequence[str] | str | None) -> tuple[pd.DataFrame, _Read]:
+    """The study's rows (kept source splits, human identity labels), validated strictly,
+    and the counts of every other row by reason."""
     start = time.perf_counter()
     spec = FORMATS.get(fmt)
     if spec is None:
         raise ConfigError(f"civil-comments --format must be one of {', '.join(FORMATS)}, "
                           f"got {fmt!r}")
+    kept_splits = _kept_splits(spec, fmt, keep)
     require_file(path)
     split_column = SPLIT_COLUMN if spec.splits is not None else None
     member = (member or spec.default_member) if spec.archive else member
     if spec.archive and not member:
         raise ConfigError(f"civil-comments format {fmt} needs --member (the CSV inside)")
     file = member_name(path, member)
-    raw, counted = _read(lambda: open_input(path, member=member), file, identities,
-                         split_column, spec.split_optional)
-    log.info("read %d rows from %s in %.1f s", len(raw), file, time.perf_counter() - start)
-    return raw, counted, file
+    study, read = _read(lambda: open_input(path, member=member), file, identities,
+                        split_column, spec, kept_splits)
+    log.info("read %d rows of %s in %.1f s: %d in the study", read.rows_read, file,
+             time.perf_counter() - start, len(study))
+    return study, read
 
 
-def _select_splits(raw: pd.DataFrame, file: str, fmt: str,
-                   keep: Sequence[str] | str | None) -> tuple[pd.DataFrame, dict | None]:
-    """The rows of the source splits in ``keep``, and their counts (``None`` for a format
-    without a split column and ``keep`` all).
-
-    The source's split values are mapped to :data:`SOURCE_SPLITS`; an unknown value is refused
-    with its row, as is a selection the format cannot make.
-    """
-    spec = FORMATS[fmt]
-    every = keep is None or keep == "all"
-    if not every:
-        if isinstance(keep, str) or not keep:
-            raise ConfigError("preprocess.civil_comments.splits: 'all' or a non-empty list "
-                              f"of {', '.join(SOURCE_SPLITS)}, got {keep!r}")
-        unknown = [s for s in keep if s not in SOURCE_SPLITS]
-        if unknown:
-            raise ConfigError(f"preprocess.civil_comments.splits: {unknown[0]!r} is not one "
-                              f"of {', '.join(SOURCE_SPLITS)}")
-        if spec.splits is None:
-            raise ConfigError(f"preprocess.civil_comments.splits: format {fmt!r} has no known "
-                              "split column; use tfds, kaggle or wilds, or keep 'all'")
+def _kept_splits(spec: Format, fmt: str, keep: Sequence[str] | str | None) -> list[str]:
+    """The source splits ``preprocess.civil_comments.splits`` keeps (all when ``keep`` is
+    ``None`` or ``all``); a selection the format cannot make is refused."""
+    if keep is None or keep == "all":
+        return list(SOURCE_SPLITS)
+    if isinstance(keep, str) or not keep:
+        raise ConfigError("preprocess.civil_comments.splits: 'all' or a non-empty list "
+                          f"of {', '.join(SOURCE_SPLITS)}, got {keep!r}")
+    unknown = [s for s in keep if s not in SOURCE_SPLITS]
+    if unknown:
+        raise ConfigError(f"preprocess.civil_comments.splits: {unknown[0]!r} is not one "
+                          f"of {', '.join(SOURCE_SPLITS)}")
     if spec.splits is None:
-        return raw, None
-    if SPLIT_COLUMN in raw:
-        values = raw[SPLIT_COLUMN].fillna("").str.strip()
-        known = values.isin(list(spec.splits))
-        reject_rows(~known, raw[SPLIT_COLUMN], f"unknown {fmt} split value (expected one of "
-                    f"{', '.join(spec.splits)})", file=file, column=SPLIT_COLUMN)
-        source = values.map(spec.splits)
-        raw = raw.drop(columns=SPLIT_COLUMN)
-    else:
-        source = pd.Series("train", index=raw.index)
-    counts = {s: int((source == s).sum()) for s in SOURCE_SPLITS}
-    kept = list(SOURCE_SPLITS) if every else [s for s in SOURCE_SPLITS if s in keep]
-    mask = source.isin(kept)
-    log.info("source splits %s: keeping %s (%d of %d rows)", counts, ", ".join(kept),
-             int(mask.sum()), len(raw))
-    if not mask.any():
-        raise DataError(f"no row of the source split(s) {', '.join(kept)}", file=file,
-                        column=SPLIT_COLUMN)
-    stats = {"rows": counts, "kept": kept, "dropped": len(raw) - int(mask.sum())}
-    return raw[mask].copy(), stats
+        raise ConfigError(f"preprocess.civil_comments.splits: format {fmt!r} has no known "
+                          "split column; use tfds, kaggle or wilds, or keep 'all'")
+    return [s for s in SOURCE_SPLITS if s in keep]
+
+
+#: bytes per block of the streaming CSV read (a block holds whole records; long comments fit)
+BLOCK_BYTES = 1 << 26
+
+
+def _read(opener: Opener, file: str, identities: Sequence[str], split_column: str | None,
+          spec: Format, kept_splits: Sequence[str]) -> tuple[pd.DataFrame, _Read]:
+    """The study's rows of the CSV, read a block at a time, and what the rest held.
+
+    Every cell is read as text. A row belongs to the study when it is in a kept source
+    split and has human identity labels; only those rows are checked value by value
+    (:func:`_validate`), so a blank comment or a stray value in one of the ~1.5 M rows the
+    study drops is counted in ``outside``, not fatal. File-level faults (encoding, quoting,
+    field counts) and unknown split values are refused wherever they are. The index holds
+    the 1-based data row numbers.
+    """
+    with opener() as stream:
+        header = next(iter_records(stream, file=file, delimiter=","), (0, []))[1]
+    if not header:
+        raise DataError("file is empty", file=file)
+    check_delimiter(header, file=file, delimiter=",", row=None)
+    text_col = next((c for c in TEXT_ALIASES if c in header), TEXT_ALIASES[0])
+    tox_col = next((c for c in TOXICITY_ALIASES if c in header), TOXICITY_ALIASES[0])
+    split = split_column if split_column and (split_column in header
+                                              or not spec.split_optional) else None
+    require_columns(header, ["id", text_col, tox_col, *identities, *([split] if split else [])],
+                    file=file)
+    counted = ANNOTATORS in header
+    columns = ["id", text_col, tox_col, *identities, *([ANNOTATORS] if counted else []),
+               *([split] if split else [])]
+    read = _Read(file=file, counted=counted, rule=(
+        f"{ANNOTATORS} > 0" if counted else
+        "every configured identity column filled (no identity_annotator_count column)"))
+    source_counts = dict.fromkeys(SOURCE_SPLITS, 0)
+    parts, row = [], 0
+    try:
+        with opener() as stream:
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES),
+                parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=columns, column_types=dict.fromkeys(columns, pa.string()),
+                    strings_can_be_null=False, quoted_strings_can_be_null=False),
+            )
+            for batch in reader:
+                df = batch.to_pandas().set_axis(pd.RangeIndex(row + 1, row + 1 + batch.num_rows))
+                row += batch.num_rows
+                in_split = pd.Series(True, index=df.index)
+                if spec.splits is not None:
+                    source = _source_split(df, split, spec, file)
+                    for s in SOURCE_SPLITS:
+                        source_counts[s] += int((source == s).sum())
+                    in_split = source.isin(kept_splits)
+                annotated = _annotated(df, identities, counted, file) & in_split
+                read.rows_read += int(in_split.sum())
+                read.not_annotated += int((in_split & ~annotated).sum())
+                _count_outside(df[~annotated], text_col, tox_col, read.outside)
+                parts.append(df[annotated])
+    except pa.ArrowInvalid as e:
+        _locate_parse_error(opener, file, header)
+        raise DataError(f"cannot parse the CSV ({e})", file=file) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise DataError(f"truncated or corrupt compressed file ({e})", file=file) from None
+    if row == 0:
+        raise DataError("the file holds a header but no data rows", file=file)
+    if spec.splits is not None:
+        others = sum(source_counts.values()) - read.rows_read
+        read.source = {"rows": source_counts, "kept": list(kept_splits), "dropped": others}
+        log.info("source splits %s: keeping %s (%d of %d rows)", source_counts,
+                 ", ".join(kept_splits), read.rows_read, row)
+        if read.rows_read == 0:
+            raise DataError(f"no row of the source split(s) {', '.join(kept_splits)}",
+                            file=file, column=SPLIT_COLUMN)
+    study = pd.concat(parts) if parts else pd.DataFrame(columns=columns)
+    study = study.rename(columns={text_col: "text_raw", tox_col: "toxicity"})
+    if split:
+        study = study.drop(columns=split)
+    if study.empty:
+        raise DataError(f"no row has human identity labels (rule: {read.rule})", file=file)
+    return _validate(study, file, text_col, tox_col, identities, counted), read
+
+
+def _source_split(df: pd.DataFrame, split: str | None, spec: Format,
+                  file: str) -> pd.Series:
+    """Each row's source split (:data:`SOURCE_SPLITS`); an unknown value is refused."""
+    if split is None:  # Kaggle train.csv: every row is train
+        return pd.Series("train", index=df.index)
+    values = df[split].str.strip()
+    known = values.isin(list(spec.splits))
+    reject_rows(~known, df[split], "unknown split value (expected one of "
+                f"{', '.join(spec.splits)})", file=file, column=split)
+    return values.map(spec.splits)
+
+
+def _annotated(df: pd.DataFrame, identities: Sequence[str], counted: bool,
+               file: str) -> pd.Series:
+    """Rows whose identity labels come from human annotators: ``identity_annotator_count
+    > 0`` (a count that is not a whole number >= 0 is refused, as it decides this), else
+    every configured identity cell filled."""
+    if counted:
+        text = df[ANNOTATORS].str.strip()
+        count = pd.to_numeric(text.replace("", np.nan), errors="coerce")
+        bad = (text != "") & (count.isna() | (count < 0) | (count % 1 != 0))
+        reject_rows(bad, df[ANNOTATORS], "must be a whole number >= 0", file=file,
+                    column=ANNOTATORS)
+        return (count > 0).fillna(False)
+    return (df[list(identities)].apply(lambda c: c.str.strip() != "")).all(axis=1)
+
+
+def _count_outside(df: pd.DataFrame, text_col: str, tox_col: str, out: dict) -> None:
+    """Tally problems in rows outside the study: the study would refuse them, a row it
+    drops is only counted (``identity_stats.json``, ``dropped_rows_with``)."""
+    if df.empty:
+        return
+    checks = {"empty_id": df["id"].str.strip() == "",
+              "empty_text": df[text_col].str.strip() == "",
+              "toxicity_not_a_number": pd.to_numeric(
+                  df[tox_col].str.strip().replace("", np.nan), errors="coerce").isna()}
+    for name, mask in checks.items():
+        if n := int(mask.sum()):
+            out[name] = out.get(name, 0) + n
 
 
 def _build(
-    raw: pd.DataFrame, counted: bool, file: str, identities: list[str],
+    annotated: pd.DataFrame, read: _Read, identities: list[str],
     settings: dict[str, Any], seed: int,
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, dict]:
-    """The split tables, the fairness subset and the statistics (steps 1-4 above)."""
-    annotated, rule = _human_annotated(raw, identities, counted, file)
+    """The split tables, the fairness subset and the statistics (steps 2-4 above) from the
+    study's rows (step 1, :func:`_read`)."""
+    file, rule = read.file, read.rule
     log.info("keeping rows with human identity labels (%s): %d of %d", rule, len(annotated),
-             len(raw))
-    if annotated.empty:
-        raise DataError(f"no row has human identity labels (rule: {rule})",
-                        file=file)
+             read.rows_read)
     annotated["text"] = clean_comments(annotated["text_raw"]).to_numpy()
     empty = annotated["text"] == ""
     kept = annotated[~empty].copy()
@@ -266,124 +383,55 @@ def _build(
     stats = {
         "identity_label_rule": rule,
         "thresholds": {"identity": identity_threshold, "toxicity": toxicity_threshold},
-        "rows_read": len(raw),
+        "rows_read": read.rows_read,
         "rows_kept": len(kept),
         "dropped": {
-            "no_human_identity_labels": len(raw) - len(annotated),
+            "no_human_identity_labels": read.not_annotated,
             "empty_after_cleaning": int(empty.sum()),
         },
+        "dropped_rows_with": dict(sorted(read.outside.items())),
         "splits": {s: _group_stats(t, identities, identity_threshold)
                    for s, t in tables.items()},
         "fairness_original": _group_stats(fairness, identities, identity_threshold),
     }
+    if read.source is not None:
+        stats = {"source_splits": read.source, **stats}
     return tables, fairness, stats
 
 
-def _read(opener: Opener, file: str, identities: Sequence[str], split_column: str | None = None,
-          split_optional: bool = False) -> tuple[pd.DataFrame, bool]:
-    """The needed columns of the CSV, validated, and whether it has identity_annotator_count.
-
-    ``split_column`` is read too (as text) when given; it must be there unless
-    ``split_optional``. The table's index holds the 1-based data row numbers.
-    """
-    with opener() as stream:
-        header = next(iter_records(stream, file=file, delimiter=","), (0, []))[1]
-    if not header:
-        raise DataError("file is empty", file=file)
-    check_delimiter(header, file=file, delimiter=",", row=None)
-    text_col = next((c for c in TEXT_ALIASES if c in header), TEXT_ALIASES[0])
-    tox_col = next((c for c in TOXICITY_ALIASES if c in header), TOXICITY_ALIASES[0])
-    split = split_column if split_column and (split_column in header
-                                              or not split_optional) else None
-    require_columns(header, ["id", text_col, tox_col, *identities, *([split] if split else [])],
-                    file=file)
-    numbers = [tox_col, *identities, *([ANNOTATORS] if ANNOTATORS in header else [])]
-    types = {"id": pa.string(), text_col: pa.string(), **{c: pa.float64() for c in numbers},
-             **({split: pa.string()} if split else {})}
-    try:
-        with opener() as stream:
-            table = pacsv.read_csv(
-                stream,
-                read_options=pacsv.ReadOptions(block_size=1 << 26),  # long comments
-                parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                convert_options=pacsv.ConvertOptions(include_columns=list(types),
-                                                     column_types=types),
-            )
-    except pa.ArrowInvalid as e:
-        _locate_parse_error(opener, file, header, numbers)
-        raise DataError(f"cannot parse the CSV ({e})", file=file) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
-        raise DataError(f"truncated or corrupt compressed file ({e})", file=file) from None
-    df = table.to_pandas()
-    if df.empty:
-        raise DataError("the file holds a header but no data rows", file=file)
-    df = df.set_axis(pd.RangeIndex(1, len(df) + 1))
-    df = df.rename(columns={text_col: "text_raw", tox_col: "toxicity"})
-    return _validate(df, file, text_col, tox_col, identities), ANNOTATORS in header
-
-
-def _locate_parse_error(opener: Opener, file: str, header: list[str],
-                        numbers: Sequence[str]) -> None:
-    """Rescan a CSV that Arrow refused, to name the row and column (Arrow's errors do not).
-
-    Finds bytes that are not UTF-8, rows with the wrong number of fields, and cells of the
-    numeric columns that are neither empty nor a number.
-    """
-    positions = [(header.index(c), c) for c in numbers]
+def _locate_parse_error(opener: Opener, file: str, header: list[str]) -> None:
+    """Rescan a CSV that Arrow refused, to name the row and column (Arrow's errors do not):
+    bytes that are not UTF-8, NULs, and rows with the wrong number of fields."""
     with opener() as stream:
         for row, fields in iter_records(stream, file=file, delimiter=","):
             if len(fields) != len(header):
                 raise DataError(f"expected {len(header)} comma-separated fields, found "
                                 f"{len(fields)}", file=file, row=row)
-            for i, name in positions:
-                if row and not _is_number_or_empty(fields[i]):
-                    raise DataError(f"not a number (got {fields[i]!r})", file=file, row=row,
-                                    column=name)
-
-
-def _is_number_or_empty(value: str) -> bool:
-    try:
-        float(value or "nan")
-    except ValueError:
-        return value.strip() in pacsv.ConvertOptions().null_values
-    return True
 
 
 def _validate(df: pd.DataFrame, file: str, text_col: str, tox_col: str,
-              identities: Sequence[str]) -> pd.DataFrame:
-    """Refuse bad values (naming the source's column); give numbers their types."""
+              identities: Sequence[str], counted: bool) -> pd.DataFrame:
+    """The study's rows, checked strictly (naming the source's column), with their types:
+    a non-empty unique id, text, a toxicity in [0, 1], every configured identity in [0, 1]
+    (missing only where no annotator count says the row was annotated)."""
     ids = df["id"].str.strip()
-    reject_rows(ids.isna() | (ids == ""), df["id"], "id is empty", file=file, column="id")
+    reject_rows(ids == "", df["id"], "id is empty", file=file, column="id")
     df["id"] = ids
     check_unique(df["id"], file=file, column="id")
     check_text(df["text_raw"], file=file, column=text_col)
-    df["toxicity"] = numeric(df["toxicity"], file=file, column=tox_col)
+    df["toxicity"] = numeric(df["toxicity"].str.strip(), file=file, column=tox_col)
     check_range(df["toxicity"], 0, 1, file=file, column=tox_col, allow_missing=False)
     for name in identities:
-        df[name] = numeric(df[name], file=file, column=name)
+        df[name] = numeric(df[name].str.strip(), file=file, column=name)
         check_range(df[name], 0, 1, file=file, column=name, allow_missing=True)
-    if ANNOTATORS in df:
-        count = numeric(df[ANNOTATORS], file=file, column=ANNOTATORS)
-        reject_rows(count.notna() & ((count < 0) | (count % 1 != 0)), df[ANNOTATORS],
-                    "must be a whole number >= 0", file=file, column=ANNOTATORS)
-        df[ANNOTATORS] = count.astype("Int64")
+        if counted:
+            reject_rows(df[name].isna(), df[name], "identity value missing in a row with "
+                        f"{ANNOTATORS} > 0", file=file, column=name)
+    if counted:
+        df[ANNOTATORS] = pd.to_numeric(df[ANNOTATORS].str.strip()).astype("Int64")
     else:
         df[ANNOTATORS] = pd.array([pd.NA] * len(df), dtype="Int64")
     return df
-
-
-def _human_annotated(df: pd.DataFrame, identities: Sequence[str], counted: bool,
-                     file: str) -> tuple[pd.DataFrame, str]:
-    """Rows whose identity labels come from human annotators, and the rule that chose them;
-    an annotated row without a value for a configured identity is refused."""
-    if counted:
-        annotated = df[(df[ANNOTATORS] > 0).fillna(False)].copy()
-        for name in identities:
-            reject_rows(annotated[name].isna(), annotated[name], "identity value missing in a "
-                        f"row with {ANNOTATORS} > 0", file=file, column=name)
-        return annotated, f"{ANNOTATORS} > 0"
-    rule = "every configured identity column filled (no identity_annotator_count column)"
-    return df[df[list(identities)].notna().all(axis=1)].copy(), rule
 
 
 def _signatures(members: pd.DataFrame) -> pd.Series:

@@ -7,7 +7,11 @@
 2. **Embeddings** (:func:`embed`): the base encoder's last hidden state, mean-pooled over the
    attention mask (special tokens included), L2-normalised.
 3. **Subspace** (:func:`bias_subspace`): centre the embeddings within each tuple, stack them,
-   PCA with K components (K = 1 in bias-bench and the paper).
+   PCA with K components (K = 1 in bias-bench and the paper). The PCA is computed from the
+   scatter matrix of the centred vectors, accumulated over chunks of tuples
+   (:class:`Scatter`), so memory stays at one chunk and a ``hidden × hidden`` matrix however
+   large the corpus: the same components as scikit-learn's exact PCA of all vectors at once,
+   with its sign convention (each component's largest entry positive).
 4. **Projection** (:func:`attach`): a forward hook removes the subspace, ``h − (h·V)V``, from
    every token's final hidden state — on ``model.encoder`` for a base model or a sequence
    classifier (so pooler and head see debiased states), on the base model of a masked LM.
@@ -26,7 +30,8 @@ Deviation from bias-bench, on purpose: the last partial batch of sentences is em
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +91,11 @@ def read_attribute_words(path: str | Path) -> dict[str, list[tuple[str, ...]]]:
     return out
 
 
-def counterfactual_tuples(sentences: Iterable[str], word_tuples: Sequence[Sequence[str]]
-                          ) -> list[tuple[str, ...]]:
+def iter_counterfactual_tuples(sentences: Iterable[str],
+                               word_tuples: Sequence[Sequence[str]]
+                               ) -> Iterator[tuple[str, ...]]:
     """One tuple per (sentence, occurring attribute word): the sentence with that word, at
     every occurrence, replaced by each member of its tuple (in the tuple's order)."""
-    out = []
     for sentence in sentences:
         tokens = sentence.lower().strip().split(" ")
         present = set(tokens)
@@ -98,9 +103,13 @@ def counterfactual_tuples(sentences: Iterable[str], word_tuples: Sequence[Sequen
             for word in words:
                 if word not in present:
                     continue
-                out.append(tuple(" ".join(w if t == word else t for t in tokens)
-                                 for w in words))
-    return out
+                yield tuple(" ".join(w if t == word else t for t in tokens) for w in words)
+
+
+def counterfactual_tuples(sentences: Iterable[str], word_tuples: Sequence[Sequence[str]]
+                          ) -> list[tuple[str, ...]]:
+    """:func:`iter_counterfactual_tuples` as a list."""
+    return list(iter_counterfactual_tuples(sentences, word_tuples))
 
 
 def embed(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int = 32,
@@ -123,33 +132,83 @@ def embed(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int =
     return np.concatenate(rows) if rows else np.zeros((0, model.config.hidden_size))
 
 
+class Scatter:
+    """The scatter matrix ``Σ xxᵀ``, sum and count of tuple-centred vectors, accumulated in
+    float64 chunk by chunk: everything PCA needs, in ``hidden²`` numbers."""
+
+    def __init__(self) -> None:
+        self.scatter: np.ndarray | None = None
+        self.total: np.ndarray | None = None
+        self.n = 0
+        self.tuples = 0
+
+    def add(self, tuples: np.ndarray) -> None:
+        """Add ``(tuples, members, hidden)`` embeddings, each tuple centred on its mean."""
+        v = np.asarray(tuples, dtype=np.float64)
+        if v.ndim != 3:
+            raise ValueError(f"expected (tuples, members, hidden) vectors, got {v.shape}")
+        centred = (v - v.mean(axis=1, keepdims=True)).reshape(-1, v.shape[-1])
+        if self.scatter is None:
+            self.scatter = np.zeros((v.shape[-1],) * 2)
+            self.total = np.zeros(v.shape[-1])
+        self.scatter += centred.T @ centred
+        self.total += centred.sum(axis=0)
+        self.n += len(centred)
+        self.tuples += len(v)
+
+    def components(self, n_components: int = 1) -> np.ndarray:
+        """``(K, hidden)`` orthonormal rows: the top eigenvectors of the covariance (PCA),
+        each signed so that its largest-magnitude entry is positive (scikit-learn's rule)."""
+        if self.scatter is None or self.n == 0:
+            raise DataError("no counterfactual tuple: none of the attribute words occurs in "
+                            "the corpus")
+        hidden = self.scatter.shape[0]
+        if n_components > min(self.n, hidden):
+            raise DataError(f"{n_components} components asked of {self.n} centred vectors "
+                            f"in {hidden} dimensions")
+        mean = self.total / self.n
+        covariance = (self.scatter - self.n * np.outer(mean, mean)) / max(self.n - 1, 1)
+        values, vectors = np.linalg.eigh(covariance)  # ascending eigenvalues
+        top = vectors[:, np.argsort(values, kind="stable")[::-1][:n_components]].T
+        signs = np.sign(top[np.arange(len(top)), np.argmax(np.abs(top), axis=1)])
+        return (top * np.where(signs == 0, 1, signs)[:, None]).astype(np.float32)
+
+
 def bias_subspace(tuples: Sequence[np.ndarray], n_components: int = 1) -> np.ndarray:
     """``(K, hidden)`` orthonormal rows: PCA of the embeddings centred within each tuple."""
-    from sklearn.decomposition import PCA
+    scatter = Scatter()
+    for t in tuples:
+        scatter.add(np.asarray(t)[None])
+    return scatter.components(n_components)
 
-    if not tuples:
-        raise DataError("no counterfactual tuple: none of the attribute words occurs in the "
-                        "corpus")
-    centred = np.concatenate([t - t.mean(axis=0, keepdims=True) for t in tuples])
-    if n_components > min(centred.shape):
-        raise DataError(f"{n_components} components asked of {centred.shape[0]} centred "
-                        f"vectors in {centred.shape[1]} dimensions")
-    # the exact solver: scikit-learn's "auto" picks an unseeded randomized SVD for larger
-    # inputs, which would make the subspace differ from run to run
-    return PCA(n_components=n_components, svd_solver="full").fit(
-        centred).components_.astype(np.float32)
+
+#: counterfactual tuples embedded per chunk by :func:`compute_subspace`
+CHUNK_TUPLES = 4096
+
+
+def subspace_and_count(model: Any, tokenizer: Any, sentences: Iterable[str],
+                       word_tuples: Sequence[Sequence[str]], *, n_components: int = 1,
+                       batch_size: int = 32, max_length: int = 128,
+                       chunk_tuples: int = CHUNK_TUPLES) -> tuple[np.ndarray, int]:
+    """Steps 1–3 of the module docstring for one attribute, a chunk of tuples at a time;
+    the subspace and the number of counterfactual tuples it rests on."""
+    tuples = iter_counterfactual_tuples(sentences, word_tuples)
+    scatter = Scatter()
+    while chunk := list(islice(tuples, chunk_tuples)):
+        size = len(chunk[0])
+        flat = [s for t in chunk for s in t]
+        vectors = embed(model, tokenizer, flat, batch_size=batch_size, max_length=max_length)
+        scatter.add(vectors.reshape(len(chunk), size, -1))
+    return scatter.components(n_components), scatter.tuples
 
 
 def compute_subspace(model: Any, tokenizer: Any, sentences: Iterable[str],
                      word_tuples: Sequence[Sequence[str]], *, n_components: int = 1,
                      batch_size: int = 32, max_length: int = 128) -> np.ndarray:
-    """Steps 1–3 of the module docstring for one attribute."""
-    tuples = counterfactual_tuples(sentences, word_tuples)
-    size = len(tuples[0]) if tuples else 0
-    flat = [s for t in tuples for s in t]
-    vectors = embed(model, tokenizer, flat, batch_size=batch_size, max_length=max_length)
-    return bias_subspace([vectors[i:i + size] for i in range(0, len(flat), size)],
-                         n_components)
+    """Steps 1–3 of the module docstring for one attribute (:func:`subspace_and_count`)."""
+    return subspace_and_count(model, tokenizer, sentences, word_tuples,
+                              n_components=n_components, batch_size=batch_size,
+                              max_length=max_length)[0]
 
 
 def project_out(hidden: Any, subspace: Any) -> Any:
