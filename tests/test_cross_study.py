@@ -182,16 +182,18 @@ def _error(capsys: pytest.CaptureFixture[str], code: int) -> str:
     return lines[0]
 
 
-def test_bad_probability_fails_and_leaves_no_output(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_probability_fails_and_leaves_earlier_outputs(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
     args = _tox_inputs(tmp_path)
-    assert _run(tmp_path, *args) == 0  # a previous run's outputs must not survive a failure
+    assert _run(tmp_path, *args) == 0  # a failed run leaves this run's outputs untouched
+    earlier = {f: (tmp_path / "out" / f).read_bytes() for f in FILES}
     bad = pd.read_parquet(args[3]).assign(prob=[0.1] * 9 + [1.5])
     write_parquet(bad, args[3])
     line = _error(capsys, _run(tmp_path, *args))
     assert "a/baseline/fairness-balanced.parquet" in line and "row 10" in line
     assert "column 'prob'" in line
-    assert not any((tmp_path / "out" / f).exists() for f in FILES)
+    assert {f: (tmp_path / "out" / f).read_bytes() for f in FILES} == earlier
 
 
 def test_bad_gap_value_names_row_and_column(tmp_path: Path,

@@ -11,10 +11,13 @@ Never a traceback. Profiles (tests/conftest.py): ``ci`` (200 seeded examples per
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import gzip
 import io
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO
 from fixtures.raw_data import IDENTITIES, civil_rows, write_civil_comments_csv, write_sst_csv
 from hypothesis import given
 from hypothesis import strategies as st
@@ -91,14 +95,18 @@ class Command:
 
 def _run(argv: list[str]) -> tuple[int, str]:
     err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = main(argv)
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as e:  # argparse refuses a bad --settings file this way
+            code = e.code
     return code, err.getvalue()
 
 
-def _outputs(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} \
-        if out.exists() else {}
+def _outputs(out: Path, root: Path) -> dict[str, bytes]:
+    """The files under ``out``, the temporary directory ``root`` in them written as ``TMP``."""
+    return {p.name: p.read_bytes().replace(str(root).encode(), b"TMP")
+            for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
 
 
 def _check(command: Command, steps: list[tuple[str, float]], clean: dict[str, bytes]) -> None:
@@ -117,11 +125,13 @@ def _check(command: Command, steps: list[tuple[str, float]], clean: dict[str, by
         assert "Traceback" not in err
         if all(name in BENIGN for name, _ in steps):
             assert code == 0, err
-            assert _outputs(out) == clean, steps
+            assert _outputs(out, tmp) == clean, steps
         elif code == 2:
-            lines = [line for line in err.splitlines() if line.startswith("error:")]
-            assert len(lines) == 1 and str(path) in lines[0], err
-            assert _outputs(out) == {}
+            lines = [line for line in err.splitlines() if "error:" in line]
+            # a configuration that is valid YAML but not valid names each wrong key instead
+            assert len(lines) == 1 and (str(path) in lines[0] or lines[0].endswith(
+                "invalid configuration:")), err
+            assert _outputs(out, tmp) == {}
         else:
             assert code == 0, err
 
@@ -131,7 +141,7 @@ def _clean(command: Command) -> dict[str, bytes]:
         path = command.write(Path(tmp))
         code, err = _run(command.argv(path, Path(tmp) / "out"))
         assert code == 0, err
-        return _outputs(Path(tmp) / "out")
+        return _outputs(Path(tmp) / "out", Path(tmp))
 
 
 def _imdb_tsv(d: Path) -> Path:
@@ -165,6 +175,99 @@ def _predictions(d: Path) -> Path:
     return d / "p.csv"
 
 
+@functools.cache
+def _tiny_model() -> Path:
+    """A random tiny classifier, built once per module."""
+    from fixtures.tiny_models import tiny_classifier
+
+    path = Path(tempfile.mkdtemp(prefix="fuzz-model-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return tiny_classifier(path)
+
+
+def _texts(d: Path) -> Path:
+    (d / "texts.csv").write_text(
+        "id,text,label\nr1,\"A warm, funny film.\",1\nr2,Dull and long.,0\n"
+        "r3,She was great.,1\n", encoding="utf-8")
+    return d / "texts.csv"
+
+
+def _settings_file(d: Path) -> Path:
+    (d / "settings.json").write_text(json.dumps(_default_config(), indent=1), encoding="utf-8")
+    return d / "settings.json"
+
+
+@functools.cache
+def _default_config() -> dict:
+    from biasrepro import config
+
+    return config.load(REPO / "config" / "config.yaml")
+
+
+def _config_yaml(d: Path) -> Path:
+    (d / "config.yaml").write_bytes((REPO / "config" / "config.yaml").read_bytes())
+    return d / "config.yaml"
+
+
+ANNOTATION_HEADER = ("btc_id,characteristic,text_1,text_2,coherent_1,coherent_2,sentiment_1,"
+                     "sentiment_2\n")
+ANNOTATIONS = [("gender-0000", "yes,yes,positive,positive"),
+               ("gender-0001", "yes,no,positive,positive"),
+               ("gender-0002", "yes,yes,positive,negative"),
+               ("gender-0003", "Y,y,Pos,pos")]
+
+
+def _annotations(d: Path) -> Path:
+    for name, flip in (("a", False), ("b", True)):
+        rows = [f"{i},gender,\"He, too.\",She too.,{v if not flip else ANNOTATIONS[0][1]}"
+                for i, v in ANNOTATIONS]
+        (d / f"{name}.csv").write_text(ANNOTATION_HEADER + "\n".join(rows) + "\n",
+                                       encoding="utf-8")
+    return d / "a.csv"
+
+
+def _representation(d: Path) -> Path:
+    from test_study_bad_inputs import _report_inputs
+
+    _report_inputs(d, [0.1, 0.8, 0.2, 0.9])
+    (d / "table4.csv").write_text(
+        "model,variant,attribute,source,value\nm,baseline,gender,crows,55.5\n"
+        "m,baseline,gender,stereoset,60.25\nm,baseline,gender,seat,0.5\n", encoding="utf-8")
+    return d / "table4.csv"
+
+
+def _report_argv(p: Path, o: Path) -> list[str]:
+    from test_study_bad_inputs import _report_inputs
+
+    argv = _report_inputs(p.parent, [0.1, 0.8, 0.2, 0.9])  # rewrites only the clean inputs
+    argv[argv.index("--out-dir") + 1] = str(o)
+    return [*argv, "--representation", str(p)]
+
+
+@functools.cache
+def _templates() -> Path:
+    """Gender templates of a few reviews (parse, templates), built once per module."""
+    from test_biasfinder_cli import REVIEWS, SETTINGS
+
+    d = Path(tempfile.mkdtemp(prefix="fuzz-templates-"))
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    pd.DataFrame(REVIEWS, columns=["label", "text"]).to_csv(d / "reviews.csv", index=False)
+    for argv in (["parse", "--input", str(d / "reviews.csv"), "--out", str(d / "p.spacy")],
+                 ["templates", "--parsed", str(d / "p.spacy"), "--characteristic", "gender",
+                  "--out", str(d / "t.parquet")]):
+        assert main(["biasfinder", *argv, "--settings", json.dumps(SETTINGS)]) == 0
+    return d / "t.parquet"
+
+
+MUTANT_SETTINGS = json.dumps({"seed": 7, "biasfinder.max_names": 2})
+
+
+def _names(d: Path) -> Path:
+    (d / "names.csv").write_text("# my names\ngender,rank,name\nmale,0,Tom\nfemale,0,Ann\n"
+                                 "male,1,Sam\nfemale,1,Eve\n", encoding="utf-8")
+    return d / "names.csv"
+
+
 CC_SETTINGS = json.dumps({
     "seed": 1, "identities": IDENTITIES,
     "preprocess.civil_comments": {"split": {"train": 0.4, "validation": 0.3, "test": 0.3},
@@ -183,6 +286,21 @@ COMMANDS = {
         "biasfinder", "parse", "--input", str(p), "--out", str(o / "parsed.spacy")]),
     "evaluate": Command("evaluate", _predictions, lambda p, o: [
         "evaluate", "--predictions", str(p), "--out", str(o / "metrics.json")]),
+    "predict": Command("predict", _texts, lambda p, o: [
+        "predict", "--model", str(_tiny_model()), "--input", str(p),
+        "--out", str(o / "p.parquet")]),
+    "predict-settings": Command("predict-settings", _settings_file, lambda p, o: [
+        "predict", "--model", str(_tiny_model()), "--input", str(_texts(p.parent)),
+        "--out", str(o / "p.parquet"), "--settings", str(p)]),
+    "config-validate": Command("config-validate", _config_yaml, lambda p, o: [
+        "config", "validate", str(p)]),
+    "annotate-score": Command("annotate-score", _annotations, lambda p, o: [
+        "biasfinder", "annotate", "score", "--annotations", str(p), str(p.parent / "b.csv"),
+        "--out", str(o / "scores.json")]),
+    "fairness-report": Command("fairness-report", _representation, _report_argv),
+    "biasfinder-mutants": Command("biasfinder-mutants", _names, lambda p, o: [
+        "biasfinder", "mutants", "--templates", str(_templates()), "--names", str(p),
+        "--settings", MUTANT_SETTINGS, "--out", str(o / "mutants.parquet")]),
 }
 
 

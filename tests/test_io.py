@@ -40,7 +40,7 @@ def test_an_output_the_step_forgot_is_an_error(tmp_path: Path) -> None:
 
 
 def test_temporaries_of_a_killed_run_are_cleared(tmp_path: Path) -> None:
-    (tmp_path / ".a.json.tmp-99999").write_text("half")
+    (tmp_path / ".tmp-99999.a.json").write_text("half")
     with atomic_outputs(tmp_path / "a.json") as (ta,):
         write_json([1], ta)
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]

@@ -313,7 +313,7 @@ def test_written_lists_read_back(real, tmp_path: Path):
     ("gender,rank,name\nmale,0,Tom\nfemale,x,Ann\n", 2, "rank", "not an integer"),
     ("gender,rank,name\nmale,0,Tom\nmale,0,Sam\nfemale,0,Ann\nfemale,1,Eve\n", 2, "rank",
      "repeats"),
-    ("gender,name\n", None, None, "no rows"),
+    ("gender,name\n", None, None, "no data rows"),
 ])
 def test_read_names_refuses_bad_lists(tmp_path: Path, text: str, row, column, message):
     path = tmp_path / "names.csv"

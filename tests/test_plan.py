@@ -210,7 +210,7 @@ def test_csv_output_parses_and_its_total_is_the_sum_of_its_rows(tmp_path: Path) 
     assert float(total["gpu_hours"]) == pytest.approx(
         sum(float(r["gpu_hours"]) for r in rules), abs=1e-4 * len(rules))
     assert float(total["gpu_hours"]) > 0
-    assert not list(tmp_path.glob(".plan.csv.tmp-*"))
+    assert not list(tmp_path.glob(".tmp-*.plan.csv"))
 
 
 def test_markdown_table_ends_with_the_total_and_what_it_assumes(planned) -> None:

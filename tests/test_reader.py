@@ -239,3 +239,62 @@ def test_open_input_strips_the_bom_only_once(tmp_path):
     with open_input(tmp_path / "a.txt") as f:
         assert f.read() == b"\xef\xbb\xbfx"
     assert io.BytesIO  # the module is used by the fuzz tests too
+
+
+@pytest.mark.parametrize(("data", "row", "column", "match"), [
+    (b"id,text,id\n1,x,2\n", None, "id", "column name repeated"),
+    (b"id,text,label\n", None, None, "no data rows"),
+    (b"id,text,label\n1,Good.,2\n2,Bad.,1\n", 1, "label", "label must be 0 or 1"),
+])
+def test_read_corpus_refuses_what_prepare_refuses(tmp_path, data, row, column, match):
+    (tmp_path / "c.csv").write_bytes(data)
+    with pytest.raises(DataError, match=match) as err:
+        read_corpus(tmp_path / "c.csv")
+    assert (err.value.file, err.value.row, err.value.column) == (str(tmp_path / "c.csv"), row,
+                                                                  column)
+
+
+def test_comment_lines_are_skipped_and_not_counted(tmp_path):
+    (tmp_path / "w.csv").write_text("# a list\nword,gender\n  # note\nhe,male\nshe,\n")
+    frame = read_table(tmp_path / "w.csv", comment="#")
+    assert as_lists(frame) == {"word": ["he", "she"], "gender": ["male", ""]}
+    assert frame.index.tolist() == [1, 2]
+
+
+def test_a_pandas_index_column_is_dropped(tmp_path):
+    pd.DataFrame({"id": ["a"], "text": ["x"]}).to_csv(tmp_path / "a.csv")  # ",id,text"
+    assert as_lists(read_table(tmp_path / "a.csv")) == {"id": ["a"], "text": ["x"]}
+
+
+def test_read_text_names_the_line_of_a_bad_byte(tmp_path):
+    from biasrepro.io import read_text
+
+    (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfone\r\ntw\xe9\n")
+    with pytest.raises(DataError, match=r"a\.txt, row 2: not valid UTF-8") as err:
+        read_text(tmp_path / "a.txt")
+    assert err.value.row == 2
+    (tmp_path / "a.txt").write_bytes(gzip.compress(b"\xef\xbb\xbfone\n"))
+    assert read_text(tmp_path / "a.txt") == "one\n"
+
+
+def test_a_step_can_read_back_its_temporary_output(tmp_path):
+    from biasrepro.io import atomic_outputs
+
+    with atomic_outputs(tmp_path / "a.csv.gz") as (tmp,):
+        tmp.write_bytes(gzip.compress(CSV.encode()))
+        assert as_lists(read_table(tmp)) == EXPECTED
+    assert as_lists(read_table(tmp_path / "a.csv.gz")) == EXPECTED
+
+
+def test_config_file_problems_are_one_line_naming_the_file(tmp_path):
+    from biasrepro import config
+    from biasrepro.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"seed: [1\n")
+    with pytest.raises(ConfigError, match=rf"{path}, line 2, column 1: not valid YAML") as e:
+        config.load(path)
+    assert "\n" not in str(e.value)
+    path.write_bytes("seed: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=rf"{path}, row 1: not valid UTF-8"):
+        config.load(path)

@@ -205,7 +205,7 @@ def test_malformed_files_name_file_and_key(tmp_path, change, message):
 def test_unreadable_files(tmp_path):
     bad = tmp_path / "lines.jsonl"
     bad.write_text('{"targ1": {}}\n{"targ2": {}}\n')
-    with pytest.raises(DataError, match="not one JSON object") as info:
+    with pytest.raises(DataError, match="not valid JSON") as info:
         read_seat(bad)
     assert info.value.file == str(bad)
     with pytest.raises(DataError, match="expected a JSON object"):

@@ -90,7 +90,7 @@ def test_malformed_example_names_file_and_example(tmp_path: Path, name: str) -> 
 def test_malformed_file(tmp_path: Path) -> None:
     doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
     cases = [
-        ("{not json", "not a JSON file"),
+        ("{not json", "not valid JSON"),
         ({"version": "1.1", "data": {"intersentence": []}}, 'no list at "data"'),
         ([1, 2], 'no list at "data"'),
         ({"data": {"intrasentence": []}}, "no intrasentence examples"),

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from biasrepro.errors import ConfigError
+from biasrepro.errors import ConfigError, DataError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -281,12 +281,19 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 
 def read_mapping(path: str | Path, what: str = "configuration file") -> dict[str, Any]:
     """A YAML file that must hold a mapping, or a ConfigError naming the file and the fault."""
+    from biasrepro.io import read_text  # late: pandas loads only when a file is read
+
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: {what} not found")
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: {what} not found") from None
+        data = yaml.safe_load(read_text(path))
+    except DataError as e:
+        raise ConfigError(str(e)) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{path}{where}: not valid YAML ({problem})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a {what} must be a mapping of keys")
     return data

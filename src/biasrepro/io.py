@@ -16,6 +16,7 @@ data gives the same bytes (sorted JSON keys, no timestamps, fixed Parquet settin
 from __future__ import annotations
 
 import csv
+import glob
 import gzip
 import hashlib
 import io
@@ -48,10 +49,13 @@ def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
     already at the final paths (an earlier run's) are left untouched.
     """
     finals = [Path(p) for p in paths]
-    temps = [f.with_name(f".{f.name}.tmp-{os.getpid()}") for f in finals]
+    # the name keeps its suffixes, so a step can read back what it wrote before renaming
+    temps = [f.with_name(f".tmp-{os.getpid()}.{f.name}") for f in finals]
     for f in finals:
         f.parent.mkdir(parents=True, exist_ok=True)
-        for stale in f.parent.glob(f".{f.name}.tmp-*"):
+        for stale in f.parent.glob(f".tmp-*.{glob.escape(f.name)}"):
+            if not re.fullmatch(rf"\.tmp-\d+\.{re.escape(f.name)}", stale.name):
+                continue
             stale.unlink(missing_ok=True)
     try:
         yield temps
@@ -241,16 +245,20 @@ def iter_records(
     file: str | Path,
     delimiter: str,
     columns: Sequence[str] | None = None,
+    comment: str | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(row, fields)`` for each record of a delimited byte stream (csv quoting rules).
 
     With ``columns=None`` the first record is the header and is yielded as row 0; otherwise
-    the file is headerless and ``columns`` names its fields. Bytes that are not UTF-8 and NUL
-    characters raise a DataError naming the row and column they are in; fields of any length
-    are read.
+    the file is headerless and ``columns`` names its fields. Lines starting with ``comment``
+    (after spaces) are skipped and not counted. Bytes that are not UTF-8 and NUL characters
+    raise a DataError naming the row and column they are in; fields of any length are read.
     """
     csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
+    text: Iterator[str] = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape",
+                                           newline="")
+    if comment is not None:
+        text = (line for line in text if not line.lstrip(" \t").startswith(comment))
     reader = csv.reader(text, delimiter=delimiter, strict=True)
     names = list(columns) if columns is not None else None
     row = 0 if columns is None else 1
@@ -329,6 +337,7 @@ def read_table(
     member: str | None = None,
     what: str = "table",
     allow_empty: bool = False,
+    comment: str | None = None,
 ) -> pd.DataFrame:
     """A user's table (CSV, TSV, Parquet, JSON or JSON lines; plain, gzip or zip), with the
     1-based data row numbers as index.
@@ -336,8 +345,10 @@ def read_table(
     Delimited and JSON-lines values are kept as the user wrote them (strings, ``""`` for an
     empty cell); ``columns`` names the fields of a headerless delimited file. Refused with
     one DataError each: bad encodings, NULs, ragged rows, empty or repeated column names (a
-    nameless column whose cells are all empty, as spreadsheets export, is dropped), missing
-    ``required`` columns (all listed), and no data rows unless ``allow_empty``.
+    nameless first column, a row index as pandas writes it, and a nameless column whose
+    cells are all empty, as spreadsheets export, are dropped), missing
+    ``required`` columns (all listed), and no data rows unless ``allow_empty``. Lines of a
+    delimited file that start with ``comment`` are skipped and not counted as rows.
     """
     path = Path(path)
     kind = delimiter or table_kind(path, member)
@@ -349,7 +360,7 @@ def read_table(
     else:
         if kind == "sniff":
             kind = _sniff(path, member)
-        frame = _read_delimited(path, member, file, kind, columns)
+        frame = _read_delimited(path, member, file, kind, columns, comment)
     frame.columns = [str(c) for c in frame.columns]
     if kind == "parquet":
         frame.index = pd.RangeIndex(1, len(frame) + 1)
@@ -360,10 +371,11 @@ def read_table(
 
 
 def _read_delimited(path: Path, member: str | None, file: str, delimiter: str,
-                    columns: Sequence[str] | None) -> pd.DataFrame:
+                    columns: Sequence[str] | None, comment: str | None) -> pd.DataFrame:
     with open_input(path, member=member) as stream:
         records = [(row, fields) for row, fields in
-                   iter_records(stream, file=file, delimiter=delimiter, columns=columns)
+                   iter_records(stream, file=file, delimiter=delimiter, columns=columns,
+                                comment=comment)
                    if fields and fields != [""]]  # blank lines
     if columns is None:
         if not records:
@@ -390,8 +402,8 @@ def _read_delimited(path: Path, member: str | None, file: str, delimiter: str,
     keep = []
     for i, name in enumerate(header):
         if not name.strip():
-            if all(not v.strip() for v in frame[i]):
-                continue
+            if i == 0 or all(not v.strip() for v in frame[i]):
+                continue  # a row index as pandas and R export it, or an empty column
             raise DataError("a column has values but no name in the header", file=file,
                             column=f"field {i + 1}")
         if name in header[:i]:
@@ -440,6 +452,26 @@ def _read_json_table(path: Path, member: str | None, file: str, *,
                         index=index, dtype=object)
 
 
+def read_list(path: str | Path, required: Sequence[str], optional: Sequence[str] = (), *,
+              what: str = "word list") -> pd.DataFrame:
+    """A word list (CSV with ``#`` comment lines, or any :func:`read_table` format): the
+    ``required`` and present ``optional`` columns as stripped strings, none empty, indexed
+    by data row."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{what} not found", file=path)
+    frame = read_table(path, comment="#", what=what)
+    frame.columns = [c.strip() for c in frame.columns]
+    require_columns(list(frame.columns), required, file=path)
+    columns = [*required, *(c for c in optional if c in frame.columns and c not in required)]
+    frame = frame[columns]
+    for column in columns:
+        values = frame[column]
+        reject_rows(values.isna() | (values.astype(str).str.strip() == ""), values,
+                    "empty entry", file=path, column=column)
+    return frame.apply(lambda s: s.map(lambda v: str(v).strip()))
+
+
 def read_parquet(path: str | Path, *, what: str = "Parquet file") -> pd.DataFrame:
     """A Parquet file as a frame; a missing, empty or unreadable file is a DataError
     naming it (``what`` says what the file should have been)."""
@@ -456,6 +488,24 @@ def read_parquet(path: str | Path, *, what: str = "Parquet file") -> pd.DataFram
     return frame
 
 
+def read_text(path: str | Path, *, member: str | None = None) -> str:
+    """A user's UTF-8 text file (plain, gzip or zip; a byte-order mark dropped) as a string;
+    other encodings and NUL characters are refused naming the line (as the row)."""
+    with open_input(path, member=member) as stream:
+        raw = stream.read()
+    file = member_name(path, member)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(_undecodable_hint(raw[e.start:e.start + 1].decode("utf-8",
+                                                                         "surrogateescape")),
+                        file=file, row=raw[:e.start].count(b"\n") + 1) from None
+    if "\x00" in text:
+        raise DataError("NUL character in the text (a binary or UTF-16 file?)", file=file,
+                        row=text[:text.index("\x00")].count("\n") + 1)
+    return text
+
+
 def read_json(path: str | Path) -> Any:
     """Parse the JSON file ``path``; a missing file or bad JSON is a :class:`DataError`."""
     with open_input(path) as stream:
@@ -468,11 +518,15 @@ def read_json(path: str | Path) -> Any:
         raise DataError(f"not valid JSON ({e})", file=path) from None
 
 
-def read_csv(path: str | Path, columns: Sequence[str] = ()) -> pd.DataFrame:
-    """A CSV table with pandas' type inference, which must have ``columns``."""
+def read_csv(path: str | Path, columns: Sequence[str] = (), *,
+             na_values: Sequence[str] | None = None) -> pd.DataFrame:
+    """A CSV table with pandas' type inference, which must have ``columns``; with
+    ``na_values`` only those strings (not pandas' default list) are missing values."""
+    options: dict[str, Any] = ({} if na_values is None else
+                               {"keep_default_na": False, "na_values": list(na_values)})
     with open_input(path) as stream:
         try:
-            df = pd.read_csv(stream)
+            df = pd.read_csv(stream, **options)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
             raise DataError(f"not a readable CSV table ({e})", file=path) from None
     require_columns([str(c) for c in df.columns], columns, file=path)

@@ -47,17 +47,19 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.biasfinder.btc import check_mutants, join_predictions, summarize, template_counts
-from biasrepro.data.tables import (
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.io import (
+    atomic_outputs,
     check_range,
     check_text,
+    dumps_json,
     numeric,
     read_parquet,
+    read_table,
     reject_rows,
     require_columns,
-    require_file,
+    write_text,
 )
-from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, dumps_json, write_text
 from biasrepro.metrics.correlation import EXACT_LIMIT, PERMUTATIONS, SEED, pearson
 from biasrepro.study.correlations import METRICS
 from biasrepro.study.report import prediction_key
@@ -85,17 +87,6 @@ POOLED = "all"
 
 # -- inputs ---------------------------------------------------------------------------------
 
-def _read_csv(path: Path, what: str) -> pd.DataFrame:
-    """A CSV read as strings, its index the 1-based data row (for error messages)."""
-    require_file(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise DataError(f"not a readable {what} ({e})", file=path) from None
-    frame.index = pd.RangeIndex(1, len(frame) + 1)
-    return frame
-
-
 def _check_keys(frame: pd.DataFrame, keys: Sequence[str], *, file: Path) -> None:
     """Refuse a blank key cell or a key given twice (naming the second row)."""
     for column in keys:
@@ -109,8 +100,8 @@ def read_table4(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
     """BiasFinder's Table 4 CSV (``biasfinder table``) as ``model, method, attribute,
     btc_rate, aligned_btc_rate`` for the characteristics that are fairness ``attributes``."""
     path = Path(path)
-    frame = _read_csv(path, "BiasFinder table")
-    require_columns(list(frame.columns), TABLE4_COLUMNS, file=path)
+    frame = read_table(path, required=TABLE4_COLUMNS, what="BiasFinder table",
+                       allow_empty=True)
     _check_keys(frame, ["model", "method", "characteristic"], file=path)
     for column in ("btc_rate", "aligned_btc_rate"):
         frame[column] = numeric(frame[column], file=path, column=column)
@@ -130,8 +121,7 @@ def read_gaps(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
     """A fairness report's ``gaps.csv`` as ``model, method, fairness_set, attribute`` rows
     with one column per gap (``FPR_gap``, ``TPR_gap``, ``AUC_gap``; NaN where undefined)."""
     path = Path(path)
-    frame = _read_csv(path, "gaps table")
-    require_columns(list(frame.columns), GAP_COLUMNS, file=path)
+    frame = read_table(path, required=GAP_COLUMNS, what="gaps table", allow_empty=True)
     keys = ["model", "method", "fairness_set", "attribute", "metric"]
     _check_keys(frame, keys, file=path)
     frame["value"] = numeric(frame["value"], file=path, column="value")

@@ -28,9 +28,9 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import check_text, numeric, require_columns, require_file
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, read_json
+from biasrepro.io import atomic_outputs, check_text, numeric, read_json
+from biasrepro.io import read_table as read_user_table
 
 log = logging.getLogger(__name__)
 
@@ -135,13 +135,8 @@ def read_table(path: Path, text: Sequence[str], numbers: Sequence[str],
     """A CSV table with the ``text`` columns (not blank), ``optional_text`` ones (may be
     blank) and ``numbers`` ones (floats, blank = NaN), and one row per ``keys``; any problem
     is a DataError naming the file and column."""
-    require_file(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise DataError(f"not a readable CSV table ({e})", file=path) from None
-    require_columns(list(frame.columns), [*text, *optional_text, *numbers], file=path)
-    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    frame = read_user_table(path, required=[*text, *optional_text, *numbers], delimiter=",",
+                            allow_empty=True)
     for column in text:
         check_text(frame[column], file=path, column=column)
     for column in numbers:

@@ -21,7 +21,6 @@ Only the standard library is imported here, so :data:`TABLE_IDS` is cheap to imp
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,26 +158,18 @@ def _number(text: str) -> float:
 
 
 def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            found = reader.fieldnames or []
-            for name in required:
-                if name not in found:
-                    raise DataError("missing required column; columns found: "
-                                    + ", ".join(repr(c) for c in found), file=path, column=name)
-            return list(reader)
-    except OSError as e:
-        raise DataError(f"cannot read ({e.strerror})", file=path) from None
+    """The rows of a CSV table as dicts of strings, in file order (none is fine)."""
+    from biasrepro.io import read_table
+
+    frame = read_table(path, required=required, delimiter=",", allow_empty=True)
+    return frame.to_dict("records")
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise DataError(f"cannot read ({e.strerror})", file=path) from None
-    except json.JSONDecodeError as e:
-        raise DataError(f"not valid JSON ({e})", file=path) from None
+    """:func:`biasrepro.io.read_json`, imported late to keep this module free of pandas."""
+    from biasrepro.io import read_json
+
+    return read_json(path)
 
 
 def read_published(directory: Path) -> list[PublishedCell]:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, markdown_table, sha256_file, write_text
+from biasrepro.io import atomic_outputs, markdown_table, read_text, sha256_file, write_text
 
 #: the distributions whose versions can change a number in results/
 PACKAGES = ("biasrepro", "torch", "transformers", "tokenizers", "safetensors", "accelerate",
@@ -109,10 +109,9 @@ def write_record(*, out: Path, config_sha256: str, configfiles: Sequence[str],
                  "## Data\n", markdown_table(data_hashes(data),
                                              ["file", "bytes", "md5 (DVC)", "sha256"])]
     for table in tables:
-        try:
-            text = table.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            raise DataError("table not found", file=table) from None
+        if not Path(table).is_file():
+            raise DataError("table not found", file=table)
+        text = read_text(table).strip()
         # each table's own '# title' becomes a section of the record
         sections.append("\n".join(("#" + line if line.startswith("#") else line)
                                   for line in text.splitlines()) + "\n")

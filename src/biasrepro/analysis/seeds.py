@@ -17,7 +17,6 @@ Nothing here is recomputed from predictions: the per-seed tables are read as wri
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,33 +72,18 @@ class Replicate:
 
 
 def _csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
-    import pandas as pd
-    if not path.is_file():
-        raise DataError("file not found", file=path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
-        raise DataError(f"not a readable CSV table ({e})", file=path) from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise DataError(f"missing column(s) {', '.join(map(repr, missing))}", file=path)
-    return frame
+    from biasrepro.io import read_csv
+
+    return read_csv(path, required, na_values=[""])
 
 
 def _classification(path: Path) -> pd.DataFrame:
-    import pandas as pd
-    if not path.is_file():
-        raise DataError("file not found", file=path)
-    try:
-        frame = pd.DataFrame(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, TypeError) as e:
-        raise DataError(f"expected a JSON list of classification records ({e})",
-                        file=path) from None
+    from biasrepro.io import read_table
+
     keys, measures = CLASSIFICATION
-    missing = [c for c in (*keys, *measures) if c not in frame.columns]
-    if missing:
-        raise DataError(f"missing key(s) {', '.join(map(repr, missing))}", file=path)
-    return frame
+    frame = read_table(path, required=(*keys, *measures), what="classification records",
+                       allow_empty=True)
+    return frame.infer_objects().reset_index(drop=True)
 
 
 def _tables(rep: Replicate) -> dict[str, tuple[pd.DataFrame, tuple[str, ...], tuple[str, ...]]]:

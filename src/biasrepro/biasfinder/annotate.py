@@ -160,18 +160,18 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
     positive/negative/pos/neg/1/0); an empty or unreadable cell, a missing column or a
     repeated ``btc_id`` is a DataError naming the file, the 1-based data row and column."""
     path = Path(path)
-    raw = read_table(path, required=FILLED_COLUMNS, what="annotation file",
-                     allow_empty=True).reset_index(drop=True)
-    raw = raw.fillna("").astype(str)
+    raw = read_table(path, required=FILLED_COLUMNS, what="annotation file", allow_empty=True)
+    rows = raw.index.to_numpy()  # the file's data row numbers
+    raw = raw.fillna("").astype(str).reset_index(drop=True)
     for column in ("btc_id", "characteristic"):
         blank = raw[column].str.strip().eq("").to_numpy()
         if blank.any():
-            raise DataError("empty", file=path, row=int(np.argmax(blank)) + 1, column=column)
+            raise DataError("empty", file=path, row=int(rows[np.argmax(blank)]), column=column)
     dup = raw["btc_id"].duplicated().to_numpy()
     if dup.any():
         row = int(np.argmax(dup))
         raise DataError(f"btc_id {raw['btc_id'].iloc[row]!r} appears twice", file=path,
-                        row=row + 1, column="btc_id")
+                        row=int(rows[row]), column="btc_id")
     out = raw[["btc_id", "characteristic"]].copy()
     for column, allowed, dtype in (("coherent_1", YES_NO, bool), ("coherent_2", YES_NO, bool),
                                    ("sentiment_1", SENTIMENT, np.int64),
@@ -183,7 +183,7 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
             value = raw[column].iloc[row]
             what = "empty" if not value.strip() else f"cannot read {value!r}"
             raise DataError(f"{what}; expected one of {'/'.join(allowed)}", file=path,
-                            row=row + 1, column=column)
+                            row=int(rows[row]), column=column)
         out[column] = cells.map(allowed).to_numpy(dtype=dtype)
     out["true_positive"] = (out["coherent_1"] & out["coherent_2"]
                             & (out["sentiment_1"] == out["sentiment_2"]))
@@ -225,10 +225,10 @@ def score_annotations(paths: Sequence[str | Path], *,
     for name, path in zip(names, paths, strict=True):
         for btc_id, characteristic in zip(tables[name]["btc_id"], tables[name]["characteristic"],
                                           strict=True):
-            seen = first.setdefault(btc_id, (characteristic, name))
+            seen = first.setdefault(btc_id, (characteristic, str(path)))
             if seen[0] != characteristic:
                 raise DataError(f"btc_id {btc_id!r} is {characteristic!r} here but "
-                                f"{seen[0]!r} in {seen[1]}'s file", file=path,
+                                f"{seen[0]!r} in {seen[1]}", file=path,
                                 column="characteristic")
     characteristics = characteristic_order([c for c, _ in first.values()])
 

@@ -18,7 +18,6 @@ all their cross-class pairs are aligned.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
     markdown_table,
+    read_json,
     require_columns,
     write_json,
     write_parquet,
@@ -419,12 +419,7 @@ def table_rows(summaries: Sequence[str | Path]) -> list[dict]:
     ``total`` row. A (model, method, characteristic) given twice is a DataError."""
     found: dict[tuple[str, str, str], tuple[dict, Path]] = {}
     for path in map(Path, summaries):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError("no such file", file=path) from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(f"not a JSON summary ({e})", file=path) from None
+        data = read_json(path)
         if not isinstance(data, dict):
             raise DataError("expected a JSON object keyed by characteristic", file=path)
         for key, row in data.items():

@@ -19,7 +19,7 @@ import pandas as pd
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
 from biasrepro.config import need
 from biasrepro.errors import DataError
-from biasrepro.io import read_parquet
+from biasrepro.io import atomic_outputs, read_parquet
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,6 @@ def _optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
 
 def _wordlists(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import names
-    from biasrepro.io import atomic_outputs
 
     seed = need(args.settings, "seed")
     n = need(args.settings, "biasfinder.names")
@@ -63,7 +62,6 @@ def _wordlists(args: argparse.Namespace) -> None:
 
 def _import_lists(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import original_lists
-    from biasrepro.io import atomic_outputs
 
     if (args.input is None) == (args.asset_dir is None):
         raise DataError("give exactly one of --input (the six files) and --asset-dir")
@@ -131,7 +129,8 @@ def _templates(args: argparse.Namespace) -> None:
         seed=_optional(args.settings, "seed", 0),
         occupation_templates=_optional(args.settings, "biasfinder.occupation",
                                        {"templates": "each_distinct"})["templates"])
-    templates.write_templates(table, args.out)
+    with atomic_outputs(args.out) as (tmp,):
+        templates.write_templates(table, tmp)
 
 
 def _mutants(args: argparse.Namespace) -> None:
@@ -143,7 +142,8 @@ def _mutants(args: argparse.Namespace) -> None:
     out = mutants.generate_mutants(
         table, lists, max_names=_optional(args.settings, "biasfinder.max_names", None),
         source=str(args.templates))
-    mutants.write_mutants(out, args.out)
+    with atomic_outputs(args.out) as (tmp,):
+        mutants.write_mutants(out, tmp)
 
 
 def _audit(args: argparse.Namespace) -> None:
@@ -199,7 +199,6 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
 
 def _btc(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import btc
-    from biasrepro.io import atomic_outputs
 
     if args.predictions is None and args.model is None:
         raise DataError("give --predictions (from `biasrepro predict`) or --model")
@@ -241,7 +240,7 @@ def _annotate_sample(args: argparse.Namespace) -> None:
 
 def _annotate_score(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import annotate
-    from biasrepro.io import atomic_outputs, write_json
+    from biasrepro.io import write_json
 
     result = annotate.score_annotations(args.annotations, names=args.names)
     with atomic_outputs(args.out) as (tmp,):

@@ -15,7 +15,6 @@ keeps the file's own capitalisation ("McKenzie", never ``.title()``'s "Mckenzie"
 from __future__ import annotations
 
 import functools
-import io
 import logging
 import re
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from gender_guesser.detector import Detector
 
 from biasrepro.data.world import lexicon
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, check_text, require_columns, require_file
+from biasrepro.io import atomic_outputs, read_list, read_text
 
 log = logging.getLogger(__name__)
 
@@ -182,13 +181,7 @@ def read_nam_dict(path: Path) -> pd.DataFrame:
     hexadecimal digit per country in 30-84. Comment (``#``) and equivalence (``=``) lines
     are skipped. A malformed line raises DataError naming its line number as the row.
     """
-    require_file(path)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise DataError("not valid UTF-8 text", file=path, row=line) from None
+    text = read_text(path)
     numbers: list[int] = []
     codes: list[str] = []
     names: list[str] = []
@@ -515,26 +508,8 @@ def write_country_names(df: pd.DataFrame, path: Path, *, header: str) -> None:
 def _read_list(path: Path, required: Sequence[str],
                optional: Sequence[str] = ()) -> pd.DataFrame:
     """The ``required`` and present ``optional`` columns of a ``#``-commented CSV as stripped,
-    non-empty strings, indexed by 1-based data row (header and comment lines not counted)."""
-    require_file(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        df = pd.read_csv(io.StringIO(text), comment="#", dtype=str, keep_default_na=False,
-                         na_filter=False, skip_blank_lines=True)
-    except UnicodeDecodeError:
-        raise DataError("not valid UTF-8 text", file=path) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise DataError(f"not a readable CSV table ({str(e).strip()})", file=path) from None
-    df.columns = [str(c).strip() for c in df.columns]
-    require_columns(list(df.columns), required, file=path)
-    if df.empty:
-        raise DataError("no rows under the header", file=path)
-    columns = [*required, *(c for c in optional if c in df.columns)]
-    df = df[columns].apply(lambda s: s.str.strip())
-    df.index = pd.RangeIndex(1, len(df) + 1)
-    for column in columns:
-        check_text(df[column], file=path, column=column)
-    return df
+    non-empty strings, indexed by data row (header and comment lines not counted)."""
+    return read_list(path, required, optional, what="name list")
 
 
 def _check_new(name: str, row: int, column: str, seen: dict[str, tuple[int, str]],

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from biasrepro.errors import DataError
-from biasrepro.io import sha256_file
+from biasrepro.io import iter_records, open_input, sha256_file
 
 #: each list's file, by its path under the repository's ``asset/`` directory
 FILES: dict[str, str] = {
@@ -82,14 +82,13 @@ def by_name(paths: Iterable[str | Path]) -> dict[str, Path]:
 
 
 def _rows(path: Path) -> list[list[str]]:
-    """The CSV rows of ``path`` (UTF-8, blank lines skipped), cells stripped."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError("no such file", file=path) from None
-    except UnicodeDecodeError:
-        raise DataError("not valid UTF-8 text", file=path) from None
-    rows = [[c.strip() for c in row] for row in csv.reader(io.StringIO(text))]
+    """The CSV rows of ``path`` (blank lines skipped), cells stripped."""
+    if not Path(path).is_file():
+        raise DataError("no such file", file=path)
+    with open_input(path) as stream:
+        records = [fields for _, fields in
+                   iter_records(stream, file=path, delimiter=",", columns=())]
+    rows = [[c.strip() for c in row] for row in records]
     return [r for r in rows if any(r)]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from biasrepro.errors import DataError
-from biasrepro.io import require_columns
+from biasrepro.io import read_list
 
 WORDLISTS_DIR = Path(__file__).resolve().parents[3] / "wordlists"
 GENDERS = ("male", "female")
@@ -83,32 +83,21 @@ class Wordlists:
 
 
 def _read(path: Path, columns: list[str]) -> pd.DataFrame:
-    if not path.is_file():
-        raise DataError("word list not found", file=path)
-    try:
-        df = pd.read_csv(path, comment="#", dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise DataError(f"not a readable CSV word list ({e})", file=path) from None
-    require_columns(list(df.columns), columns, file=path)
-    for col in columns:
-        for row, value in enumerate(df[col], start=1):
-            if not value.strip():
-                raise DataError("empty entry", file=path, row=row, column=col)
-    return df[columns].apply(lambda s: s.str.strip())
+    return read_list(path, columns)
 
 
 def _unique(values: pd.Series, path: Path, column: str) -> None:
     dup = values.str.lower().duplicated()
     if dup.any():
-        row = int(dup.to_numpy().nonzero()[0][0]) + 1
-        raise DataError(f"duplicate entry '{values.iloc[row - 1]}'", file=path, row=row,
+        row = dup.idxmax()
+        raise DataError(f"duplicate entry '{values.loc[row]}'", file=path, row=row,
                         column=column)
 
 
 def read_pronouns(path: Path) -> dict[str, dict[str, str]]:
     df = _read(path, ["gender", "case", "form"])
     table: dict[str, dict[str, str]] = {g: {} for g in GENDERS}
-    for row, (gender, case, form) in enumerate(df.itertuples(index=False), start=1):
+    for row, gender, case, form in df.itertuples(name=None):
         if gender not in GENDERS:
             raise DataError(f"unknown gender '{gender}' (expected male/female)", file=path,
                             row=row, column="gender")
@@ -141,7 +130,7 @@ def read_occupations(path: Path) -> tuple[tuple[str, str], ...]:
     the fillers are inserted as written), unique ignoring letter case."""
     df = _read(path, ["article", "occupation"])
     _unique(df["occupation"], path, "occupation")
-    for row, article in enumerate(df["article"], start=1):
+    for row, article in df["article"].items():
         if article not in ("a", "an"):
             raise DataError(f"article must be 'a' or 'an', not '{article}'", file=path,
                             row=row, column="article")
@@ -152,7 +141,7 @@ def read_person_nouns(path: Path) -> dict[str, str | None]:
     """``word -> gender`` (None for ``none``) from a ``word,gender`` CSV; words lower case."""
     df = _read(path, ["word", "gender"])
     _unique(df["word"], path, "word")
-    for row, gender in enumerate(df["gender"], start=1):
+    for row, gender in df["gender"].items():
         if gender not in (*GENDERS, "none"):
             raise DataError(f"unknown gender '{gender}' (expected male/female/none)",
                             file=path, row=row, column="gender")
@@ -165,7 +154,7 @@ def read_job_titles(path: Path) -> dict[str, bool]:
     ``dominant`` (``yes``/``no``); further columns are documentation."""
     df = _read(path, ["title", "dominant"])
     _unique(df["title"], path, "title")
-    for row, (title, dominant) in enumerate(df.itertuples(index=False), start=1):
+    for row, title, dominant in df.itertuples(name=None):
         if title != title.lower():
             raise DataError(f"title '{title}' is not lower case", file=path, row=row,
                             column="title")

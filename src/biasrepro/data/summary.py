@@ -14,7 +14,14 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.errors import DataError
-from biasrepro.io import atomic_outputs, dumps_json, markdown_table, require_columns, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    dumps_json,
+    markdown_table,
+    read_parquet,
+    require_columns,
+    write_text,
+)
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 
 log = logging.getLogger(__name__)
@@ -25,7 +32,7 @@ CC_SPLITS = ("train", "validation", "test")
 def _read(path: Path, columns: list[str]) -> pd.DataFrame:
     if not path.exists():
         raise DataError("prepared file is missing (run the data stage first)", file=path)
-    df = pd.read_parquet(path)
+    df = read_parquet(path, what="prepared Parquet file")
     require_columns(list(df.columns), columns, file=path)
     return df
 

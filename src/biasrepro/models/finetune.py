@@ -35,7 +35,7 @@ import pandas as pd
 
 from biasrepro import __version__
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, dumps_json, sha256_file, write_json
+from biasrepro.io import atomic_outputs, dumps_json, read_parquet, sha256_file, write_json
 from biasrepro.metrics.classification import classification_metrics
 from biasrepro.models import training
 from biasrepro.models.load import ModelSpec, load_classifier
@@ -71,10 +71,7 @@ def read_labelled(path: Path, *, both_classes: bool = True) -> pd.DataFrame:
     """``text`` and ``label`` of a Parquet file, checked: non-empty texts, labels in {0, 1}."""
     if not path.is_file():
         raise DataError("file not found", file=path)
-    try:
-        df = pd.read_parquet(path)
-    except Exception as e:  # pyarrow raises several types for a non-Parquet file
-        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+    df = read_parquet(path)
     for column in ("text", "label"):
         if column not in df.columns:
             raise DataError(f"missing column; found {list(df.columns)}", file=path, column=column)

@@ -20,7 +20,6 @@ and "his" are not in it: each has two counterparts that depend on its part of sp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import require_columns
+from biasrepro.io import read_json, read_list
 
 IDENTITY_TERMS = Path(__file__).resolve().parents[3] / "wordlists" / "identity_terms.csv"
 COLUMNS = ("attribute", "concept", "group", "term")
@@ -95,7 +94,7 @@ class IdentityLexicon:
         terms: dict[str, dict[str, dict[str, str]]] = {a: {} for a in groups}
         first_row: dict[tuple[str, str], int] = {}
         concept_of: dict[tuple[str, str], tuple[str, int]] = {}
-        for row, (attr, concept, group, term) in enumerate(df.itertuples(index=False), 1):
+        for row, attr, concept, group, term in df.itertuples(name=None):
             if attr not in groups or group not in groups[attr]:
                 continue
             aligned = terms[attr].setdefault(concept, {})
@@ -159,8 +158,7 @@ class IdentityLexicon:
     def _gendered(self) -> dict[str, str]:
         from augly.utils import GENDERED_WORDS_MAPPING  # the JSON file shipped with AugLy
 
-        with open(GENDERED_WORDS_MAPPING, encoding="utf-8") as f:
-            mapping = {k.lower(): v.lower() for k, v in json.load(f).items()}
+        mapping = {k.lower(): v.lower() for k, v in read_json(GENDERED_WORDS_MAPPING).items()}
         for aligned in self.terms.get(GENDER, {}).values():
             male, female = (aligned[g] for g in GENDER_GROUPS)
             mapping[male], mapping[female] = female, male
@@ -196,20 +194,9 @@ class IdentityLexicon:
 
 
 def _read(path: Path) -> pd.DataFrame:
-    if not path.is_file():
-        raise DataError("identity lexicon not found", file=path)
-    try:
-        df = pd.read_csv(path, comment="#", dtype=str, keep_default_na=False,
-                         skip_blank_lines=True)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
-        raise DataError(f"not a readable CSV identity lexicon ({e})", file=path) from None
-    require_columns([str(c) for c in df.columns], COLUMNS, file=path)
-    df = df[list(COLUMNS)]
-    for column in COLUMNS:
-        for row, value in enumerate(df[column], start=1):
-            if not value.strip():
-                raise DataError("empty entry", file=path, row=row, column=column)
-            if column == "term" and value != " ".join(value.lower().split()):
-                raise DataError(f"term {value!r} must be lowercase with single spaces",
-                                file=path, row=row, column=column)
-    return df.apply(lambda s: s.str.strip())
+    df = read_list(path, COLUMNS, what="identity lexicon")
+    for row, term in df["term"].items():
+        if term != " ".join(term.lower().split()):
+            raise DataError(f"term {term!r} must be lowercase with single spaces",
+                            file=path, row=row, column="term")
+    return df

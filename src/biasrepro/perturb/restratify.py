@@ -41,7 +41,6 @@ text's substitutes depend on the other texts of its batch (fixed here, so still 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import random
@@ -57,6 +56,7 @@ import pandas as pd
 
 from biasrepro.data.text import clean_comments
 from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.io import read_json
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,8 @@ def _model_type(model_dir: str | None) -> str:
     path = Path(model_dir) / "config.json"
     if not path.is_file():
         raise ModelError(f"{path}: no config.json: not a model directory")
-    model_type = json.loads(path.read_text(encoding="utf-8")).get("model_type")
+    config = read_json(path)
+    model_type = config.get("model_type") if isinstance(config, dict) else None
     if model_type not in CONTEXTUAL_MODEL_TYPES:
         raise ConfigError(
             f"perturbation.restratify: the masked LM in {model_dir} is a {model_type!r} model; "

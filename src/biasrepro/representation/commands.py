@@ -21,7 +21,6 @@ and its punctuation set off by spaces, so that the whitespace tokens of
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -35,7 +34,16 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, markdown_table, write_json, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    container,
+    markdown_table,
+    read_json,
+    read_table,
+    read_text,
+    write_json,
+    write_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +72,12 @@ def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int,
     for path in map(Path, paths):
         if not path.is_file():
             raise DataError("SentenceDebias corpus file not found", file=path)
-        if path.suffix == ".parquet":
-            from biasrepro.io import read_parquet, require_columns
-
-            frame = read_parquet(path, what="SentenceDebias corpus")
-            require_columns(list(frame.columns), ["text"], file=path)
+        if path.suffix == ".parquet" or container(path) == "parquet":
+            frame = read_table(path, required=["text"], what="SentenceDebias corpus")
             for text in frame["text"].astype(str):
                 sentences += [_PUNCT.sub(r" \1 ", s).strip() for s in _SENTENCE_END.split(text)]
         else:
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError) as e:
-                raise DataError(f"cannot read the corpus as UTF-8 text ({e})", file=path) from None
-            sentences += split_lines(lines, sentence_split)
+            sentences += split_lines(read_text(path).splitlines(), sentence_split)
     sentences = [s for s in (s.strip() for s in sentences) if s]
     if not sentences:
         raise DataError("the SentenceDebias corpus has no sentences", file=paths[0])
@@ -361,9 +362,9 @@ def _table(args: argparse.Namespace) -> None:
     rows = []
     for path in map(Path, args.inputs):
         try:
-            result = json.loads(path.read_text(encoding="utf-8"))
+            result = read_json(path)
             rows += long_rows(result, model=path.parent.parent.name, variant=result["variant"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError) as e:
             raise DataError(f"not a representation score file ({e})", file=path) from None
     frame = pd.DataFrame(rows, columns=["model", "variant", "attribute", "source", "value"])
     with atomic_outputs(args.out_csv, args.out_md) as (csv, md):

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.io import check_text, read_table, reject_rows
 from biasrepro.models.load import load_masked_lm
 
 SCORINGS = ("bias-bench", "nangia")
@@ -58,27 +59,14 @@ def read_crows(path: str | Path, bias_types: Iterable[str] | None = None) -> pd.
     The frame has a ``row`` column (1-based data row of the file) and the :data:`COLUMNS`.
     """
     path = Path(path)
-    try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as e:  # ParserError, EmptyDataError, UnicodeDecodeError
-        raise DataError(f"cannot read CrowS-Pairs CSV: {e}", file=path) from e
+    frame = read_table(path, required=COLUMNS, what="CrowS-Pairs table")
+    frame = frame.loc[:, list(COLUMNS)]
     for column in COLUMNS:
-        if column not in raw.columns:
-            raise DataError(f"missing column (found: {', '.join(map(str, raw.columns))})",
-                            file=path, column=column)
-    frame = raw.loc[:, list(COLUMNS)].copy()
-    frame.insert(0, "row", np.arange(1, len(frame) + 1))
-    bad = ~frame["stereo_antistereo"].isin(DIRECTIONS)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"unknown value {frame['stereo_antistereo'].iat[i]!r} "
-                        f"(expected one of {', '.join(DIRECTIONS)})",
-                        file=path, row=i + 1, column="stereo_antistereo")
-    for column in ("sent_more", "sent_less", "bias_type"):
-        empty = frame[column].str.strip() == ""
-        if empty.any():
-            raise DataError("empty value", file=path, row=int(np.flatnonzero(empty)[0]) + 1,
-                            column=column)
+        check_text(frame[column], file=path, column=column)
+    reject_rows(~frame["stereo_antistereo"].isin(DIRECTIONS), frame["stereo_antistereo"],
+                f"expected one of {', '.join(DIRECTIONS)}", file=path,
+                column="stereo_antistereo")
+    frame.insert(0, "row", frame.index.to_numpy(dtype="int64"))
     if bias_types is not None:
         wanted = {BIAS_TYPE_ALIASES.get(b, b) for b in bias_types}
         frame = frame[frame["bias_type"].isin(wanted)]

@@ -29,7 +29,6 @@ on the tests run before it).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.errors import ConfigError, DataError, ModelError, in_file
+from biasrepro.io import read_json
 from biasrepro.models.load import ModelSpec, reattach_sentdebias
 
 #: the 17 tests bias-bench runs and exports, per bias type (``export/seat.py``)
@@ -123,12 +123,9 @@ def _concept(value: Any, key: str) -> Concept:
 def read_seat(path: str | Path) -> SeatTest:
     """The SEAT test in ``path`` (bias-bench format), named after the file without its suffix."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError("SEAT test file not found", file=path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"not one JSON object ({e})", file=path) from None
+    if not path.is_file():
+        raise DataError("SEAT test file not found", file=path)
+    data = read_json(path)
     with in_file(path):
         if not isinstance(data, dict):
             raise DataError(f"expected a JSON object, got {type(data).__name__}")

@@ -38,6 +38,7 @@ import torch
 from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.io import read_json
 from biasrepro.models.load import load_masked_lm
 from biasrepro.models.predict import plan_batches
 
@@ -86,12 +87,9 @@ def read_stereoset(path: str | os.PathLike[str]) -> list[Example]:
     :class:`DataError` naming the file and the example (id and 1-based position).
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError("StereoSet file not found", file=path) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"not a JSON file ({e})", file=path) from None
+    if not path.is_file():
+        raise DataError("StereoSet file not found", file=path)
+    doc = read_json(path)
     data = doc.get("data") if isinstance(doc, dict) else None
     entries = data.get("intrasentence") if isinstance(data, dict) else None
     if not isinstance(entries, list):

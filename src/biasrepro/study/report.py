@@ -27,11 +27,12 @@ import pandas as pd
 from biasrepro.errors import DataError, in_file
 from biasrepro.io import (
     atomic_outputs,
+    check_text,
     dumps_json,
     markdown_table,
-    read_csv,
+    numeric,
     read_parquet,
-    require_columns,
+    read_table,
     write_text,
 )
 from biasrepro.study.correlations import correlation_table
@@ -174,9 +175,11 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
              for method, p in training.items()}
     rep = None
     if representation is not None:
-        rep = read_csv(representation)
-        require_columns(list(rep.columns), ["model", "variant", "attribute", "source", "value"],
-                        file=representation)
+        rep = read_table(representation, what="representation table", required=[
+            "model", "variant", "attribute", "source", "value"])
+        for column in ("model", "variant", "attribute", "source"):
+            check_text(rep[column], file=representation, column=column)
+        rep["value"] = numeric(rep["value"], file=representation, column="value")
     tables = build_tables(task=task, original=frames["original"],
                           balanced=frames["balanced"], predictions=preds, training=train,
                           settings=settings, representation=rep)
