@@ -141,10 +141,9 @@ def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attr
     if getattr(hf, "sentdebias", None) is not None:
         raise ModelError(f"model {model!r} already carries a SentenceDebias subspace; "
                          "estimate subspaces on a model without one")
-    subspace = sentdebias.compute_subspace(
+    subspace, n = sentdebias.subspace_and_count(
         _device(hf, device), tokenizer, sentences, tuples[attribute],
         n_components=int(settings["n_components"]), max_length=int(settings["max_length"]))
-    n = len(sentdebias.counterfactual_tuples(sentences, tuples[attribute]))
     meta = {"attribute": attribute, "model": str(model), "sentences": str(len(sentences)),
             "tuples": str(n), "n_components": str(settings["n_components"])}
     log.info("%s %s: subspace %s from %d counterfactual tuples of %d sentences", model,
