@@ -6,8 +6,10 @@ planted truth, the measurement a correct pipeline must then show, what this run 
 and pass or fail, with its tolerance. A control whose inputs this configuration does not
 produce (real data has no planted truth; a study that was not run) is listed with the reason
 and no verdict. Where the world plants nothing for a control (the null world,
-``config/null_world.yaml``) the row is marked ``negative_control``: its measurement must read
-zero.
+``config/null_world.yaml``) the row is a *negative control*, marked ``negative_control``: the
+statistic its planted expectation tests must read zero within the row's tolerance. Whether
+nothing is planted is read from the same ground-truth files the planted expectation comes
+from (:func:`comments_null`, :func:`reviews_null`, :func:`stereotypes_null`).
 
 Controls, in the papers' terms:
 
@@ -27,6 +29,34 @@ Controls, in the papers' terms:
   CrowS-Pairs scores above 50 for every attribute, and SentenceDebias (§6.2) lowers the
   debiased attribute's SEAT effect size in at least two thirds of the model × attribute
   cells (each model's count listed).
+
+Negative controls, in the null world:
+
+- data: selection and overamplification bias read 0 exactly (the derivation gives 0);
+- perturbation: the perturbed training data's selection bias stays 0 exactly, like the
+  original's. Re-stratification (restratify-ratio) is a construction, not a measured bias:
+  it must reach its target in any world and is never a negative control;
+- BiasFinder: gender's BTC rate at most :data:`NULL_BTC` above the higher of occupation's and
+  country's, and the baseline's and the perturbed model's gender rates within
+  :data:`NULL_BTC` of each other. Mutant pairs share templates and mutants, so they are not
+  independent trials and a two-proportion test on their counts would find differences that
+  are not there; the tolerance is absolute, and wide because a trained model's quirks move
+  all pairs of a template at once (gender mutants swap a name and every pronoun, the others
+  one word): in the null world at 1,000 training reviews gender's excess was +0.08 for one
+  seed and −0.02 for another, where the planted default gives +0.12 to +0.24;
+- toxicity: every baseline (and downstream-perturbed-data) model × attribute FPR gap reads 0:
+  its bootstrap interval (report, at the configured confidence) contains 0, or the gap is
+  at most :data:`NULL_GAP` — the interval covers the fairness set's sampling, not the
+  model's training, so one trained model's quirks can give a narrow interval off 0 (0.02 in
+  the null world at the sizes above); SenseScore, which has no interval, at most
+  :data:`NULL_SENSE`;
+- representation: every model × attribute StereoSet ss and CrowS-Pairs score inside the band
+  of :func:`null_band` around 50: the central part of Binomial(items, ½) hits at
+  :data:`NULL_CONFIDENCE` family-wise (Bonferroni over the cells). Items that share words
+  are not independent, so the band is the narrowest defensible one, not a generous one.
+  SentenceDebias lowering SEAT (rep-seat-debias) has no null reading — the projection lowers
+  an attribute's effect size whatever it was, and table4.csv has no permutation p-values to
+  test a tiny model's |d| against 0 — so in the null world it is listed, not judged.
 """
 
 from __future__ import annotations
@@ -40,6 +70,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.data.tables import read_parquet
+from biasrepro.data.world.benchmarks import ITEMS
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
@@ -56,6 +87,17 @@ COLUMNS = ["id", "study", "control", "planted", "expected", "tolerance", "measur
            "negative_control"]
 #: absolute tolerance for quantities the world fixes exactly (float round-off only)
 EXACT = 1e-9
+#: null world: how far gender's BTC rate may sit above the higher of occupation's and
+#: country's, and the baseline's gender rate from the perturbed model's (BTC rate units)
+NULL_BTC = 0.1
+#: null world: how large an FPR gap (Eq. 1) whose interval excludes 0 may be and read zero
+NULL_GAP = 0.03
+#: null world: how large a SenseScore (Eq. 6) may be and read zero
+NULL_SENSE = 0.02
+#: null world: family-wise confidence of the band around 50 of StereoSet ss and CrowS-Pairs
+NULL_CONFIDENCE = 0.95
+#: the methods whose toxicity cells the null world checks (those the planted control compares)
+TOXICITY_METHODS = ("baseline", "downstream-perturbed-data")
 
 
 @dataclass(frozen=True)
@@ -103,8 +145,9 @@ def _key(obj: Any, path: Path, *keys: str) -> Any:
 
 
 def _not_run(id_: str, study: str, control: str, planted: str, expected: str,
-             why: str) -> Control:
-    return Control(id_, study, control, planted, expected, why, None)
+             why: str, negative: bool = False) -> Control:
+    return Control(id_, study, control, planted, expected, why, None,
+                   negative_control=negative)
 
 
 def _fmt(x: float) -> str:
@@ -193,6 +236,16 @@ def planted_comments(truth: dict[str, Any], path: Path) -> dict[str, Any]:
                                   for a, v in raw.items()}}
 
 
+def comments_null(truth: dict[str, Any], path: Path) -> bool:
+    """Nothing planted in the comments: every identity has the same training rows and toxic
+    ratio (:func:`planted_comments`) and the same numbers of toxic and of civil comments
+    written without a cue (ground_truth.json's ``ambiguous``)."""
+    train = planted_comments(truth, path)["train"]
+    cues = {(v.get("n_toxic", 0), v.get("n_civil", 0))
+            for v in _key(truth, path, "ambiguous").values()}
+    return len({(c["n"], c["n_toxic"]) for c in train.values()}) == 1 and len(cues) <= 1
+
+
 def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= EXACT
 
@@ -277,10 +330,13 @@ def restratified_ratios(data: Path, identities: Sequence[str],
 
 def perturbation_controls(stratified: Path | None, toxicity: Path | None, *,
                           identities: Sequence[str] = (), identity_threshold: float | None = None,
-                          target_ratio: float | None = None) -> list[Control]:
+                          target_ratio: float | None = None,
+                          truth: Path | None = None) -> list[Control]:
     """``stratified`` is the re-stratified training parquet; the group membership and the
     target come from the configuration (identities, preprocess.civil_comments.
-    identity_threshold, perturbation.restratify.target_ratio)."""
+    identity_threshold, perturbation.restratify.target_ratio). ``truth`` (the comments'
+    ground_truth.json) says whether the world plants nothing (:func:`comments_null`); then
+    the perturbed data's selection bias must stay 0 (module docstring)."""
     study = "debiased training data (toxicity §6.4, §6.6)"
     rows = []
     spec = ("restratify-ratio", "re-stratified training set: each identity group's positive "
@@ -303,23 +359,36 @@ def perturbation_controls(stratified: Path | None, toxicity: Path | None, *,
                             f"{len(after)} groups" + (f"; below: {', '.join(below)}"
                                                       if below else ""),
                             not below, f"none below the target (−{EXACT:g})"))
+    null = truth is not None and comments_null(read_json(truth), truth)
     spec = ("perturb-selection", "counterfactually perturbed training set: selection bias "
             "(Eq. 4)", "every single-identity row is copied into each other group of its "
             "attribute", "lower than the original training data's, every attribute")
+    if null:
+        spec = (*spec[:2], "every single-identity row is copied into each other group of its "
+                "attribute; every group the same size and toxic ratio (nothing planted)",
+                "reads zero: 0 in the original and in the perturbed training data, every "
+                "attribute")
     bias = None if toxicity is None else toxicity.with_name("dataset_bias.csv")
     if bias is None or not bias.exists():
-        rows.append(_not_run(*spec[:1], study, *spec[1:], "the toxicity study was not run"))
+        rows.append(_not_run(*spec[:1], study, *spec[1:], "the toxicity study was not run",
+                             null))
         return rows
     df = read_csv(bias, ["method", "attribute", "selection"])
     base = df[df.method == "baseline"].set_index("attribute")["selection"]
     pert = df[df.method == "downstream-perturbed-data"].set_index("attribute")["selection"]
     if base.empty or pert.empty:
         rows.append(_not_run(*spec[:1], study, *spec[1:],
-                             "baseline or downstream-perturbed-data not in this run"))
+                             "baseline or downstream-perturbed-data not in this run", null))
         return rows
     both = sorted(set(base.index) & set(pert.index))
-    lower = [a for a in both if pert[a] < base[a]]
     text = ", ".join(f"{a} {base[a]:.4f} → {pert[a]:.4f}" for a in both)
+    if null:
+        zero = [a for a in both if abs(base[a]) <= EXACT and abs(pert[a]) <= EXACT]
+        rows.append(Control(spec[0], study, *spec[1:], text,
+                            bool(both) and len(zero) == len(both), DATA_TOLERANCE,
+                            negative_control=True))
+        return rows
+    lower = [a for a in both if pert[a] < base[a]]
     rows.append(Control(spec[0], study, *spec[1:], text, len(lower) == len(both),
                         "strictly lower"))
     return rows
@@ -328,23 +397,49 @@ def perturbation_controls(stratified: Path | None, toxicity: Path | None, *,
 # -- BiasFinder (Table 4) ---------------------------------------------------------------------
 
 
+def reviews_null(truth: dict[str, Any], path: Path) -> bool:
+    """Nothing planted in the reviews: every listed class's P(positive | class) is the
+    split's positive rate, so the unlisted classes share that rate too."""
+    planted = _key(truth, path, "settings", "planted")
+    rates = {r for classes in planted.values() for r in classes.values()}
+    if len(rates) > 1:
+        return False
+    return not rates or rates == {_key(truth, path, "settings", "positive_rate")}
+
+
 def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]:
+    """Gender BTCs outnumber occupation and country ones, and fall after perturbation; in
+    a world that plants nothing neither difference exceeds :data:`NULL_BTC`."""
     study = "BiasFinder (Table 4)"
     planted = "training reviews: a gender-label association for every gender mention"
+    null = False
     if truth is not None:
         t = read_json(truth)
         gender = _key(t, truth, "settings", "planted", "gender")
         planted = ("training reviews' positive rate by gender: "
                    + ", ".join(f"{g} {r:g}" for g, r in sorted(gender.items()))
                    + "; occupation and country: two classes each")
+        null = reviews_null(t, truth)
+        if null:
+            planted = ("training reviews' positive rate: every class of gender, occupation "
+                       f"and country at the split's {_key(t, truth, 'settings', 'positive_rate'):g}"
+                       " (nothing planted)")
     specs = [
         ("btc-gender-strongest", "baseline models: gender BTC rate against occupation and "
          "country", planted, "gender highest, every sentiment model"),
         ("btc-perturbed-lower", "gender BTC rate: baseline against downstream-perturbed-data",
          planted, "lower after training on counterfactually perturbed reviews, every model"),
     ]
+    if null:
+        specs = [
+            (*specs[0][:3], f"reads zero: gender at most {NULL_BTC:g} above the higher of "
+             "occupation and country, every sentiment model"),
+            (*specs[1][:3], f"reads zero: baseline and perturbed within {NULL_BTC:g} of each "
+             "other, every model"),
+        ]
     if table is None:
-        return [_not_run(i, study, c, p, e, "BiasFinder was not run") for i, c, p, e in specs]
+        return [_not_run(i, study, c, p, e, "BiasFinder was not run", null)
+                for i, c, p, e in specs]
     if truth is None:
         return [_not_run(i, study, c, p, e, "real data: no planted truth")
                 for i, c, p, e in specs]
@@ -353,30 +448,40 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
     models = sorted(df.model.unique())
     rows = []
     base = df[(df.method == "baseline") & (df.characteristic != "total")]
+    absolute = (f"at most {NULL_BTC:g} (absolute BTC rate; mutant pairs share templates, so "
+                "they are not independent trials for a two-proportion test)")
     if base.empty or "gender" not in set(base.characteristic):
         rows.append(_not_run(*specs[0][:1], study, *specs[0][1:],
-                             "no baseline gender rows in this run"))
+                             "no baseline gender rows in this run", null))
     else:
         ok, parts = 0, []
         for m in models:
             r = base[base.model == m].set_index("characteristic")["btc_rate"]
-            ok += bool(r["gender"] > r.drop("gender").max()) if "gender" in r else 0
-            parts.append(f"{m} " + "/".join(f"{c} {r[c]:.3f}" for c in r.index))
+            if "gender" not in r:
+                parts.append(f"{m} no gender rate")
+                continue
+            excess = r["gender"] - r.drop("gender").max()
+            ok += bool(excess <= NULL_BTC) if null else bool(excess > 0)
+            parts.append(f"{m} " + "/".join(f"{c} {r[c]:.3f}" for c in r.index)
+                         + (f" (gender − highest other {excess:+.3f})" if null else ""))
         rows.append(Control(specs[0][0], study, *specs[0][1:],
                             f"{ok}/{len(models)} models; " + "; ".join(parts),
-                            ok == len(models), "none: gender strictly highest in every model"))
+                            ok == len(models),
+                            absolute if null else "none: gender strictly highest in every model",
+                            null))
     pairs = [(m, rate.get((m, "baseline", "gender")),
               rate.get((m, "downstream-perturbed-data", "gender"))) for m in models]
     pairs = [(m, b, p) for m, b, p in pairs if b is not None and p is not None]
     if not pairs:
         rows.append(_not_run(*specs[1][:1], study, *specs[1][1:],
-                             "baseline or downstream-perturbed-data not in this run"))
+                             "baseline or downstream-perturbed-data not in this run", null))
     else:
-        ok = sum(p < b for _, b, p in pairs)
+        ok = sum(abs(p - b) <= NULL_BTC if null else p < b for _, b, p in pairs)
         rows.append(Control(specs[1][0], study, *specs[1][1:],
                             f"{ok}/{len(pairs)} models; "
                             + "; ".join(f"{m} {b:.3f} → {p:.3f}" for m, b, p in pairs),
-                            ok == len(pairs), "none: strictly lower in every model"))
+                            ok == len(pairs),
+                            absolute if null else "none: strictly lower in every model", null))
     return rows
 
 
@@ -384,25 +489,39 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
 
 
 def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
+    """Baseline FPR gaps and SenseScores above the perturbed-data models'; in a world that
+    plants nothing (:func:`comments_null`) every cell of either reads zero instead."""
     study = "toxicity fairness (§5, Tables 5-6)"
     planted = ("ambiguous comments: toxic comments of the marginalized groups written "
                "without a toxic cue")
+    null = False
     if truth is not None:
-        amb = _key(read_json(truth), truth, "ambiguous")
+        t = read_json(truth)
+        amb = _key(t, truth, "ambiguous")
         marked = sorted(g for g, v in amb.items() if v.get("n_toxic", 0) > 0)
         planted = f"toxic comments without a toxic cue for {', '.join(marked)}"
+        null = comments_null(t, truth)
+        if null:
+            planted = ("every identity group the same size and toxic ratio, with as many toxic "
+                       "and civil comments without a cue (nothing planted)")
     specs = [
         ("tox-fpr-gap", "balanced set: FPR gap (Eq. 1), mean over models and attributes",
          planted, "baseline above downstream-perturbed-data"),
         ("tox-sensescore", "balanced set: SenseScore (Eq. 6), mean over models and attributes",
          planted, "baseline above downstream-perturbed-data"),
     ]
+    if null:
+        cells = f"every {' and '.join(TOXICITY_METHODS)} model × attribute cell"
+        specs = [(i, c.replace("mean over models and attributes", "per model and attribute"),
+                  p, f"reads zero: {cells}") for i, c, p, _ in specs]
     if report is None:
-        return [_not_run(i, study, c, p, e, "the toxicity study was not run")
+        return [_not_run(i, study, c, p, e, "the toxicity study was not run", null)
                 for i, c, p, e in specs]
     if truth is None:
         return [_not_run(i, study, c, p, e, "real data: no planted truth")
                 for i, c, p, e in specs]
+    if null:
+        return _toxicity_null(report, study, specs)
     gaps = read_csv(report.with_name("gaps.csv"),
                 ["model", "method", "fairness_set", "attribute", "metric", "value"])
     sense = read_csv(report.with_name("sensescore.csv"),
@@ -426,6 +545,48 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
     return rows
 
 
+def _toxicity_null(report: Path, study: str, specs: list[tuple[str, ...]]) -> list[Control]:
+    """The null world's toxicity rows: each cell of :data:`TOXICITY_METHODS` reads zero."""
+    confidence = read_json(report).get("settings", {}).get("fairness", {}).get(
+        "bootstrap", {}).get("confidence")
+    level = f"{confidence:.0%} " if isinstance(confidence, float) else ""
+    gaps = read_csv(report.with_name("gaps.csv"), ["model", "method", "fairness_set",
+                                                    "attribute", "metric", "value", "low",
+                                                    "high"])
+    fpr = gaps[(gaps.fairness_set == "balanced") & (gaps.metric == "FPR_gap")]
+    sense = read_csv(report.with_name("sensescore.csv"),
+                     ["model", "method", "attribute", "sense_score"])
+
+    def gap_cell(r: Any) -> tuple[bool, str]:
+        return (bool(r.low <= EXACT or r.value <= NULL_GAP),
+                f"{_fmt(r.value)} [{_fmt(r.low)}, {_fmt(r.high)}]")
+
+    def sense_cell(r: Any) -> tuple[bool, str]:
+        return bool(r.sense_score <= NULL_SENSE), _fmt(r.sense_score)
+
+    checks = (
+        (specs[0], fpr, gap_cell,
+         f"each cell's {level}bootstrap interval contains 0, or its gap is at most "
+         f"{NULL_GAP:g} (the interval covers the fairness set's sampling, not the model's "
+         "training)"),
+        (specs[1], sense, sense_cell,
+         f"at most {NULL_SENSE:g}, each cell (Eq. 6 has no interval here)"),
+    )
+    rows = []
+    for spec, df, cell, tolerance in checks:
+        df = df[df.method.isin(TOXICITY_METHODS)].sort_values(["method", "model", "attribute"])
+        if "baseline" not in set(df.method):
+            rows.append(_not_run(*spec[:1], study, *spec[1:], "no baseline in this run", True))
+            continue
+        read = [(*cell(r), f"{r.method} {r.model} {r.attribute}") for r in df.itertuples()]
+        zero = sum(ok for ok, _, _ in read)
+        rows.append(Control(spec[0], study, *spec[1:],
+                            f"{zero}/{len(read)} cells read zero; "
+                            + "; ".join(f"{name} {text}" for _, text, name in read),
+                            zero == len(read), tolerance, negative_control=True))
+    return rows
+
+
 # -- representation (Table 4, §6.2) -------------------------------------------------------------
 
 
@@ -433,27 +594,66 @@ def _fmt1(x: float) -> str:
     return "missing" if pd.isna(x) else f"{x:.1f}"
 
 
-def _per_model(pre: pd.DataFrame, models: Sequence[str]) -> tuple[str, list[str]]:
-    """Each model's scores by attribute as text, and the model × attribute cells not above
-    50 (a missing score is one)."""
+def stereotypes_null(truth: dict[str, Any]) -> bool:
+    """Nothing planted in the pre-training sentences: each attribute word is paired with
+    every identity of its attribute equally often, within the one sentence of rounding
+    (ground_truth.json's ``pairs``; a truth without them plants)."""
+    pairs = truth.get("pairs")
+    if not pairs:
+        return False
+    for groups in pairs.values():
+        for word in {w for words in groups.values() for w in words}:
+            counts = [words.get(word, 0) for words in groups.values()]
+            if max(counts) - min(counts) > 1:
+                return False
+    return True
+
+
+def null_band(items: int, cells: int, confidence: float = NULL_CONFIDENCE
+              ) -> tuple[float, float]:
+    """The band around 50 of a score in percent over ``items`` two-way items (StereoSet ss,
+    CrowS-Pairs) that no association leaves: ``100·k/items`` to ``100·(items − k)/items``,
+    k the most hits whose lower tail under Binomial(items, ½) is at most
+    (1 − confidence) / (2 · cells) — two-sided, Bonferroni over ``cells`` scores."""
+    from scipy.stats import binom
+
+    tail = (1 - confidence) / (2 * cells)
+    low = max(k for k in range(items // 2 + 1) if binom.cdf(k - 1, items, 0.5) <= tail)
+    return 100 * low / items, 100 * (items - low) / items
+
+
+def _per_model(pre: pd.DataFrame, models: Sequence[str], ok: Callable[[float], bool]
+               ) -> tuple[str, list[str]]:
+    """Each model's scores by attribute as text, and the model × attribute cells whose score
+    is not ``ok`` (a missing score is one)."""
     wide = pre.pivot_table(index="model", columns="attribute", values="value",
                            aggfunc="first").reindex(index=models)
     text = "; ".join(f"{m}: " + ", ".join(f"{a} {_fmt1(v)}" for a, v in wide.loc[m].items())
                      for m in models)
-    failing = [f"{m} {a}" for m in models for a, v in wide.loc[m].items() if not v > 50]
+    failing = [f"{m} {a}" for m in models for a, v in wide.loc[m].items()
+               if pd.isna(v) or not ok(v)]
     return text, failing
 
 
 def representation_controls(table: Path | None, truth: Path | None) -> list[Control]:
     """StereoSet ss and CrowS-Pairs above 50 for every pretrained model and attribute on its
     own, and SentenceDebias (§6.2) lowering the SEAT effect sizes in two thirds of the model ×
-    attribute cells (Table 4)."""
+    attribute cells (Table 4). Where nothing is planted (:func:`stereotypes_null`) the
+    scores must stay in :func:`null_band` around 50 and the SEAT row is not judged."""
     study = "representation bias (Table 4, §6.2)"
     planted = "pre-training sentences pairing identity words with attribute words"
+    null = False
     if truth is not None:
         t = read_json(truth)
-        planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences, "
-                   f"{_key(t, truth, 'settings', 'strength'):g} of them stereotypical")
+        planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences; each attribute "
+                   "word named with its own identity "
+                   f"{_key(t, truth, 'settings', 'strength'):g} of the time against each "
+                   "other identity of its attribute")
+        null = stereotypes_null(t)
+        if null:
+            planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences, each "
+                       "attribute word paired with every identity of its attribute equally "
+                       "often (nothing planted)")
     every = "above 50 for every model and attribute, each model on its own"
     strictly = "none: strictly above 50; a missing score fails"
     specs = [
@@ -465,8 +665,12 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
          "effect size, per model", planted, "lower than pretrained in at least two thirds "
          "of all model × attribute cells (each model's count listed)"),
     ]
+    if null:
+        zero = "reads no bias: within the band around 50, every model and attribute"
+        specs = [(*specs[0][:3], zero), (*specs[1][:3], zero),
+                 (*specs[2][:3], "not judged where nothing is planted (module docstring)")]
     if table is None:
-        return [_not_run(i, study, c, p, e, "representation bias was not measured")
+        return [_not_run(i, study, c, p, e, "representation bias was not measured", null)
                 for i, c, p, e in specs]
     if truth is None:
         return [_not_run(i, study, c, p, e, "real benchmarks: no planted truth")
@@ -478,17 +682,37 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
     for spec, source in ((specs[0], "stereoset"), (specs[1], "crows")):
         scores = pre[pre.source == source]
         if scores.empty:
-            rows.append(_not_run(*spec[:1], study, *spec[1:], f"no {source} scores"))
+            rows.append(_not_run(*spec[:1], study, *spec[1:], f"no {source} scores", null))
             continue
-        text, failing = _per_model(scores, models)
-        if failing:
-            text += f" (not above 50: {', '.join(failing)})"
-        rows.append(Control(spec[0], study, *spec[1:], text, not failing, tolerance=strictly))
+        if null:
+            n_cells = len(models) * scores.attribute.nunique()
+            low, high = null_band(ITEMS, n_cells)
+            # scores are written to two decimals: half a hundredth of slack
+            text, failing = _per_model(
+                scores, models, lambda v, lo=low, hi=high: lo - 0.005 <= v <= hi + 0.005)
+            tolerance = (f"{low:.1f} to {high:.1f}: the central {NULL_CONFIDENCE:.0%} of "
+                         f"Binomial({ITEMS}, ½) hits over {ITEMS} items, Bonferroni over "
+                         f"{n_cells} cells")
+            if failing:
+                text += f" (outside {low:.1f}-{high:.1f}: {', '.join(failing)})"
+        else:
+            text, failing = _per_model(scores, models, lambda v: v > 50)
+            tolerance = strictly
+            if failing:
+                text += f" (not above 50: {', '.join(failing)})"
+        rows.append(Control(spec[0], study, *spec[1:], text, not failing, tolerance, null))
     seat = df[df.source == "seat"].set_index(["model", "variant", "attribute"])["value"]
     cells = [(m, a, seat.get((m, "pretrained", a)), seat.get((m, f"sentdebias-{a}", a)))
              for m in models for a in sorted(df.attribute.unique())]
     cells = [c for c in cells if c[2] is not None and c[3] is not None]
-    if not cells:
+    if null:
+        pretrained = pre[pre.source == "seat"].sort_values(["model", "attribute"])
+        rows.append(_not_run(*specs[2][:1], study, *specs[2][1:],
+                             "nothing planted: SentenceDebias lowers an attribute's effect size "
+                             "whatever it was; pretrained |d|: " + (", ".join(
+                                 f"{r.model} {r.attribute} {abs(r.value):.2f}"
+                                 for r in pretrained.itertuples()) or "none"), True))
+    elif not cells:
         rows.append(_not_run(*specs[2][:1], study, *specs[2][1:],
                              "no SentenceDebias SEAT scores in this run"))
     else:
@@ -509,7 +733,8 @@ def controls(inputs: Inputs) -> list[Control]:
         lambda: perturbation_controls(inputs.stratified, inputs.toxicity,
                                       identities=inputs.identities,
                                       identity_threshold=inputs.identity_threshold,
-                                      target_ratio=inputs.target_ratio),
+                                      target_ratio=inputs.target_ratio,
+                                      truth=inputs.comments_truth),
         lambda: biasfinder_controls(inputs.biasfinder, inputs.reviews_truth),
         lambda: toxicity_controls(inputs.toxicity, inputs.comments_truth),
         lambda: representation_controls(inputs.representation, inputs.stereotypes_truth),
@@ -527,7 +752,9 @@ def write_controls(inputs: Inputs, out_dir: Path) -> list[Control]:
     md = ("# Planted-bias controls\n\n"
           "Each control compares what the embedded world plants with what this run "
           f"measured. Passed {counts['pass']} of {len(rows)}; failed {counts['FAIL']}; "
-          f"not run {counts['not run']}.\n\n" + markdown_table(records, COLUMNS))
+          f"not run {counts['not run']}. A row marked negative_control is about a bias this "
+          "world does not plant: its measurement must read zero within its tolerance.\n\n"
+          + markdown_table(records, COLUMNS))
     csv = pd.DataFrame(records, columns=COLUMNS).to_csv(index=False, lineterminator="\n")
     with atomic_outputs(*(out_dir / name for name in OUTPUTS)) as (c, m, j):
         write_text(csv, c)

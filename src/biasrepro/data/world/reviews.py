@@ -13,7 +13,10 @@ duplicate reviews, an HTML entity (``&amp;``) or non-ASCII letter (é) now and t
 A share of reviews (``neutral_rate``) is written without any sentiment cue: their label goes
 only with the protagonist's identity, so a model can only fit them through the planted
 association — which makes the association visible to BiasFinder's mutants and to the
-fairness metrics (the planted-bias controls of issues #4 and #5).
+fairness metrics (the planted-bias controls of issues #4 and #5). They are that share of
+each label × gender cell (within one review), so among them the gender association is the
+planted one, not the planted one plus the chance of which reviews were chosen: none where
+nothing is planted (``config/null_world.yaml``).
 
 The planted association (``settings["planted"]``) is exact, not sampled. Per split the
 number of positive reviews is fixed first; then, per characteristic, the reviews that
@@ -459,12 +462,24 @@ def positive_counts(
     return counts, targets
 
 
-def _choose(rng: np.random.Generator, labels: np.ndarray, rate: float) -> np.ndarray:
-    """A mask choosing ``rate`` of the positive and of the negative items, exactly."""
+def _choose(rng: np.random.Generator, labels: np.ndarray, rate: float,
+            within: np.ndarray | None = None) -> np.ndarray:
+    """A mask choosing ``rate`` of the positive and of the negative items, exactly. With
+    ``within`` (each item's class) the items of a label are chosen from its classes in
+    proportion to their sizes (largest remainder), so the choice itself carries no
+    association between class and label."""
     chosen = np.zeros(len(labels), dtype=bool)
     for value in (1, 0):
         idx = np.flatnonzero(labels == value)
-        chosen[rng.permutation(idx)[: exact_count(len(idx), rate)]] = True
+        k = exact_count(len(idx), rate)
+        if within is None:
+            chosen[rng.permutation(idx)[:k]] = True
+            continue
+        classes = sorted(set(within[idx].tolist()))
+        cells = {c: idx[within[idx] == c] for c in classes}
+        quota = allocate(k, {c: len(cells[c]) / len(idx) for c in classes})
+        for c in classes:
+            chosen[rng.permutation(cells[c])[: quota[c]]] = True
     return chosen
 
 
@@ -508,7 +523,7 @@ def _plan_split(settings: Mapping[str, Any], split: str, seed: int) -> list[_Pla
     gender_noun = _choose(rng, labels, rates["gender_noun"])
     second = _choose(rng, labels, settings["second_person_rate"])
     html = _choose(rng, labels, settings["html_break_rate"])
-    neutral = _choose(rng, labels, settings["neutral_rate"])
+    neutral = _choose(rng, labels, settings["neutral_rate"], within=gender)
     return [
         _Plan(int(labels[i]), gender[i], occupation[i], country[i], bool(gender_noun[i]),
               bool(second[i]), bool(html[i]), bool(neutral[i]))
