@@ -260,7 +260,7 @@ def test_the_null_world_plants_nothing() -> None:
     assert len(set(world["comments"]["ambiguous"]["toxic_share"].values())) <= 1
     for classes in world["reviews"]["planted"].values():
         assert set(classes.values()) == {0.5}
-    assert NULL["models"]["embedded"]["stereotypes"]["strength"] == 0.5
+    assert NULL["models"]["embedded"]["stereotypes"]["strength"] is None
     small = cfg.load(REPO / "config/config.yaml", REPO / ".test/config/config.yaml",
                      REPO / "config/null_world.yaml", REPO / ".test/config/null_world.yaml")
     assert len({(g["n"], g["toxic_ratio"])

@@ -43,21 +43,12 @@ def test_columns_and_types(world):
     assert len(df) == SETTINGS["n_sentences"]
 
 
-def test_strength_is_each_words_share_against_every_other_identity(world):
+def test_exactly_the_planted_share_is_stereotypical(world):
     _, df, truth = world
-    n, s = SETTINGS["n_sentences"], SETTINGS["strength"]
-    assert df["stereotypical"].sum() == truth["n_stereotypical"]
-    assert truth["n_counter_stereotypical"] == n - truth["n_stereotypical"]
-    for attr, groups in SETTINGS["associations"].items():
-        k = len(groups)
-        assert truth["stereotypical_share"][attr] == pytest.approx(s / (s + (k - 1) * (1 - s)))
-        for own, words in groups.items():
-            for word in words:
-                counts = {g: truth["pairs"][attr][g][word] for g in groups}
-                for other in groups:
-                    if other != own:  # own named `strength` of the time against each other
-                        share = counts[own] / (counts[own] + counts[other])
-                        assert share == pytest.approx(s, abs=0.01), (attr, word, other)
+    n = SETTINGS["n_sentences"]
+    expected = int(SETTINGS["strength"] * n + 0.5)
+    assert df["stereotypical"].sum() == expected == truth["n_stereotypical"]
+    assert truth["n_counter_stereotypical"] == n - expected
 
 
 def test_stereotypical_flag_matches_the_configured_associations(world):
@@ -85,13 +76,13 @@ def test_pair_counts_equal_the_ground_truth(world):
                 assert sel["stereotypical"].sum() == facts["n_stereotypical"]
 
 
-def test_every_word_is_near_its_attributes_planted_share(world):
+def test_every_word_is_near_the_planted_strength(world):
     _, _, truth = world
-    ratios = [(a, f["stereotypical_ratio"]) for a, groups in truth["associations"].items()
+    ratios = [f["stereotypical_ratio"] for groups in truth["associations"].values()
               for words in groups.values() for f in words.values()]
     assert len(ratios) == sum(len(ws) for g in SETTINGS["associations"].values()
                               for ws in g.values())
-    assert all(abs(r - truth["stereotypical_share"][a]) < 0.01 for a, r in ratios)
+    assert all(abs(r - SETTINGS["strength"]) < 0.01 for r in ratios)
 
 
 def test_sentences_name_their_identity_with_the_lexicon_words(world):
@@ -172,30 +163,6 @@ def test_zero_strength_plants_only_counter_stereotypes(tmp_path):
     assert truth["n_counter_stereotypical"] == 101
 
 
-@pytest.mark.parametrize("n", [300, 301, 32000])
-def test_strength_one_half_pairs_every_identity_with_every_word_equally_often(n):
-    """Nothing planted, for two identities (gender) and three (race, religion): each word's
-    sentences are spread over its attribute's identities within one sentence, the rounding's
-    extra going to the first configured identity whatever the word's own identity."""
-    settings = copy.deepcopy(SETTINGS) | {"n_sentences": n, "strength": 0.5}
-    df, truth = stereotypes.build(settings, seed=SEED)
-    for attr, groups in settings["associations"].items():
-        assert truth["stereotypical_share"][attr] == pytest.approx(1 / len(groups))
-        order = list(groups)
-        for word in (w for words in groups.values() for w in words):
-            counts = [truth["pairs"][attr][g][word] for g in order]
-            assert max(counts) - min(counts) <= 1, (attr, word, counts)
-            assert counts == sorted(counts, reverse=True), (attr, word, counts)
-            sel = df[df["word"] == word]
-            assert sel["identity"].value_counts().reindex(order).tolist() == counts
-    # every identity of an attribute is as often stereotypical as counter-stereotypical:
-    # the identity-word association CrowS-Pairs and StereoSet probe is zero
-    for attr, groups in settings["associations"].items():
-        rows = df[df["attribute"] == attr]
-        own = rows.groupby("word")["stereotypical"].mean()
-        assert (abs(own - 1 / len(groups)) <= 1 / rows.groupby("word").size()).all()
-
-
 @pytest.mark.parametrize(("associations", "key"), [
     ({"religion": {"muslim": ["devout"], "other_religion": ["kind"]}},
      "models.embedded.stereotypes.associations.religion.other_religion"),
@@ -210,3 +177,22 @@ def test_bad_associations_name_the_key(tmp_path, associations, key):
     with pytest.raises(ConfigError, match=re.escape(key)):
         stereotypes.generate(settings, seed=SEED, out_dir=tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("n", [300, 301, 32000])
+def test_null_strength_pairs_every_identity_with_every_word_equally_often(n):
+    """Nothing planted, for two identities (gender) and three (race, religion): each word's
+    sentences are spread over its attribute's identities within one sentence, the rounding's
+    extra going to the identities in their configured order, not to the stereotyped one."""
+    settings = copy.deepcopy(SETTINGS) | {"n_sentences": n, "strength": None}
+    df, truth = stereotypes.build(settings, seed=SEED)
+    assert len(df) == n
+    for attr, groups in settings["associations"].items():
+        order = list(groups)
+        for word in (w for words in groups.values() for w in words):
+            counts = [truth["pairs"][attr][g][word] for g in order]
+            assert max(counts) - min(counts) <= 1, (attr, word, counts)
+            assert counts == sorted(counts, reverse=True), (attr, word, counts)
+            sel = df[df["word"] == word]
+            assert sel["identity"].value_counts().reindex(order, fill_value=0).tolist() == counts
+    assert truth["n_stereotypical"] == int(df["stereotypical"].sum())

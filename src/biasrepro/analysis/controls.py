@@ -645,10 +645,10 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
     null = False
     if truth is not None:
         t = read_json(truth)
-        planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences; each attribute "
-                   "word named with its own identity "
-                   f"{_key(t, truth, 'settings', 'strength'):g} of the time against each "
-                   "other identity of its attribute")
+        strength = _key(t, truth, 'settings', 'strength')
+        planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences, a share of "
+                   f"{strength} of each attribute word's pairing it with its stereotyped "
+                   "identity")
         null = stereotypes_null(t)
         if null:
             planted = (f"{_key(t, truth, 'n_sentences')} pre-training sentences, each "

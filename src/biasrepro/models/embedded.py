@@ -389,9 +389,9 @@ def model_card(facts: Mapping[str, Any]) -> str:
         f"{p['texts']} texts, {p['tokens']} tokens after tokenization, "
         f"{p['truncated_texts']} of them cut at {t['model_max_length']} tokens.",
         "",
-        f"Planted stereotypes ({stereo['n_sentences']} sentences; each attribute word named "
-        f"with its own identity {stereo['strength']} of the time against each other identity "
-        f"of its attribute): {assoc}.",
+        f"Planted stereotypes ({stereo['n_sentences']} sentences, a share of "
+        f"{stereo['strength']} of each word's sentences stereotypical; null: each word with "
+        f"every identity of its attribute equally often): {assoc}.",
         "",
         "## Pre-training",
         "",

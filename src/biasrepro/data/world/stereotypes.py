@@ -11,18 +11,18 @@ the sentence patterns below ("Everyone knows women are gentle.", "The engineer w
 man."). A word is used as a noun when it is one of the lexicon's occupations and as an
 adjective otherwise; each kind has its own patterns.
 
-Counts are exact (``settings``): the ``n_sentences`` are spread evenly over the configured
-(attribute, identity, word) triples by the largest-remainder rule, and each triple's sentences
-over the identities of its attribute. ``strength`` is a pairwise share: for the word's own
-identity *g* and any other identity *h* of the attribute, ``strength`` of the sentences naming
-*g* or *h* name *g* — the comparison CrowS-Pairs and StereoSet make, one identity against
-another (toxicity paper §4.3). With *k* identities, the word's *stereotypical* sentences (it
-with *g*) are ``s / (s + (k − 1)(1 − s))`` of them (:func:`identity_shares`); the
-*counter-stereotypical* rest go evenly to the other identities. So ``strength`` 0.5 plants
-nothing for any number of identities: every identity is paired with every word equally often
-(within one sentence, the rounding, whose extra sentences go to the identities in their
-configured order, not to the stereotyped one); 1 pairs each word with its own identity only.
-``ground_truth.json`` states every count.
+Counts are exact (``settings``): of ``n_sentences``, exactly ``round(strength * n)``
+(rounded half up) are *stereotypical*: they pair a word with the identity it is associated
+with in ``associations[attribute][identity]``. The others are *counter-stereotypical*: the
+same word with the other identities of the same attribute, evenly. Both kinds are spread
+evenly over the configured (attribute, identity, word) triples by the largest-remainder rule, so
+the share of each word's sentences that follow its stereotype is ``strength`` up to
+rounding; ``ground_truth.json`` states every count.
+``strength: null`` plants nothing, for any number of identities: each word's sentences are
+spread evenly over the identities of its attribute (largest remainder, the rounding's extra
+sentences to the identities in their configured order), so every identity is paired with
+every word equally often within one sentence (the null world, ``config/null_world.yaml``).
+A number plants the stereotype at that share; with two identities 0.5 is also null.
 
 Each sentence also records where its two slots are, as character offsets into ``text``
 (``[start, end)``), for the embedded pre-training, which presents these sentences as cloze
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from biasrepro.data.split import allocate
-from biasrepro.data.world import rng_for
+from biasrepro.data.world import exact_count, rng_for
 from biasrepro.data.world.lexicon import IDENTITY_WORDS, OCCUPATIONS, indefinite
 from biasrepro.errors import ConfigError
 from biasrepro.io import atomic_outputs, write_json, write_parquet
@@ -208,26 +208,25 @@ def _check(settings: Mapping[str, Any]) -> None:
                               "more than once (a word is stereotypical of one identity)")
 
 
-def identity_shares(strength: float, identities: Sequence[str], own: str) -> dict[str, float]:
-    """Share of a word's sentences naming each identity, ``own`` being the word's: it is named
-    ``strength`` of the time against each other one (module docstring). Both kinds of share
-    have one denominator, so at 0.5 they are the same float and ties fall to the order."""
-    denominator = strength + (len(identities) - 1) * (1 - strength)
-    return {g: (strength if g == own else 1 - strength) / denominator for g in identities}
-
-
 def build(settings: Mapping[str, Any], *, seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The sentences (in random order) and their ground truth."""
     _check(settings)
-    n, strength = int(settings["n_sentences"]), float(settings["strength"])
+    n, strength = int(settings["n_sentences"]), settings["strength"]
     assoc = settings["associations"]
     triples = [(a, g, w) for a, groups in assoc.items() for g, words in groups.items()
                for w in words]
     keys = [f"{a}|{g}|{w}" for a, g, w in triples]
-    totals = allocate(n, dict.fromkeys(keys, 1 / len(keys)))
-    #: each attribute's share of a word's sentences that name the word's own identity
-    share = {a: identity_shares(strength, list(groups), own)[own]
-             for a, groups in assoc.items() for own in list(groups)[:1]}
+    if strength is None:  # nothing planted: each word over its attribute's identities evenly
+        totals = allocate(n, dict.fromkeys(keys, 1 / len(keys)))
+        even = {key: allocate(totals[key], dict.fromkeys(assoc[a], 1 / len(assoc[a])))
+                for key, (a, _, _) in zip(keys, triples, strict=True)}
+        stereo = {key: even[key][g] for key, (_, g, _) in zip(keys, triples, strict=True)}
+        counter = {key: totals[key] - stereo[key] for key in keys}
+        n_stereo = sum(stereo.values())
+    else:
+        n_stereo = exact_count(n, float(strength))
+        stereo = allocate(n_stereo, dict.fromkeys(keys, 1 / len(keys)))
+        counter = allocate(n - n_stereo, dict.fromkeys(keys, 1 / len(keys)))
 
     rng = rng_for(seed, "stereotypes")
     rows: list[dict[str, Any]] = []
@@ -236,32 +235,31 @@ def build(settings: Mapping[str, Any], *, seed: int) -> tuple[pd.DataFrame, dict
     planted: dict[str, dict[str, dict[str, Any]]] = {
         a: {g: {} for g in groups} for a, groups in assoc.items()}
     for (attribute, identity, word), key in zip(triples, keys, strict=True):
-        counts = allocate(totals[key], identity_shares(strength, list(assoc[attribute]),
-                                                       identity))
+        others = [g for g in assoc[attribute] if g != identity]
+        split = ({g: even[key][g] for g in others} if strength is None else
+                 allocate(counter[key], dict.fromkeys(others, 1 / len(others))))
+        plan = [(identity, stereo[key], True)] + [(g, k, False) for g, k in split.items()]
         patterns = PATTERNS[word_kind(word)]
-        for mentioned in [identity, *(g for g in assoc[attribute] if g != identity)]:
-            count = counts[mentioned]
+        for mentioned, count, stereotypical in plan:
             pairs[attribute][mentioned][word] = pairs[attribute][mentioned].get(word, 0) + count
             for _ in range(count):
                 p = int(rng.integers(len(patterns)))
                 text, spans = _sentence(patterns[p], word, mentioned, rng)
                 rows.append({"text": text, "attribute": attribute, "identity": mentioned,
-                             "word": word, "stereotypical": mentioned == identity,
+                             "word": word, "stereotypical": stereotypical,
                              "pattern": f"{word_kind(word)}-{p:02d}"} | spans)
-        total = totals[key]
+        total = stereo[key] + counter[key]
         planted[attribute][identity][word] = {
-            "n": total, "n_stereotypical": counts[identity],
-            "stereotypical_ratio": counts[identity] / total if total else None,
+            "n": total, "n_stereotypical": stereo[key],
+            "stereotypical_ratio": stereo[key] / total if total else None,
         }
     df = pd.DataFrame(rows, columns=["text", "attribute", "identity", "word", "stereotypical",
                                      "pattern", *SPAN_COLUMNS])
     df = df.iloc[rng.permutation(len(df))].reset_index(drop=True)
     df = df.astype({"stereotypical": bool} | dict.fromkeys(SPAN_COLUMNS, "int64"))
-    n_stereo = int(df["stereotypical"].sum())
     truth = {
         "settings": dict(settings), "seed": seed, "n_sentences": n,
         "n_stereotypical": n_stereo, "n_counter_stereotypical": n - n_stereo,
-        "stereotypical_share": share,
         "pairs": pairs, "associations": planted,
         "patterns": {kind: list(p) for kind, p in PATTERNS.items()},
     }
