@@ -69,7 +69,6 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro.data.tables import read_parquet
 from biasrepro.data.world.benchmarks import ITEMS
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
@@ -77,6 +76,7 @@ from biasrepro.io import (
     markdown_table,
     read_csv,
     read_json,
+    read_parquet,
     write_json,
     write_text,
 )
