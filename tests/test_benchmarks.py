@@ -64,3 +64,10 @@ def test_representation_gpu_check_runs_on_cpu(tmp_path: Path) -> None:
 def test_civil_comments_scale_benchmark_runs_small() -> None:
     out = _run("scale_civil_comments.py", "--rows", "20000")
     assert "prepare civil-comments:" in out and "naive whole-file read only:" in out
+
+
+def test_predict_scale_benchmark_runs_small() -> None:
+    out = _run("predict_scale.py", "--rows", "2000", "--naive-rows", "2000",
+               "--per-template", "20")
+    assert "predict, 2,000 mutants:" in out and "naive whole-input pass, 2,000 mutants:" in out
+    assert "2000 rows," in out

@@ -17,10 +17,16 @@ from fixtures.tiny_models import tiny_classifier
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
 from biasrepro.cli import main
-from biasrepro.errors import DataError, ModelError
+from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import sha256_file
 from biasrepro.models.load import ModelSpec, resolve
-from biasrepro.models.predict import plan_batches, predict_file, predict_proba, score_texts
+from biasrepro.models.predict import (
+    plan_batches,
+    predict_file,
+    predict_files,
+    predict_proba,
+    score_texts,
+)
 
 ARCHS = ("bert", "albert", "roberta")
 #: the fixture tokenizers stop at 128 tokens (their model_max_length; 130 positions)
@@ -383,3 +389,106 @@ def test_several_models_in_one_run_write_what_each_writes_alone(models, tmp_path
     assert main(["predict", "--model", models["bert"], models["roberta"], "--input", *inputs,
                  "--out", *short]) == 2
     assert not any((tmp_path / f"short-{i}.parquet").exists() for i in range(3))
+
+
+# -- chunks: constant memory on paper-sized inputs -------------------------------------------
+
+def chunked_pass(models, tmp_path, chunk_rows, tag) -> list[pd.DataFrame]:
+    """One pass over three files (texts shared across files, an empty file) in chunks."""
+    inputs = []
+    files = (("a", workload(1)), ("empty", []), ("b", workload(2) + workload(1)[:9]))
+    for name, texts in files:
+        path = tmp_path / f"{name}.parquet"
+        write_input(path, pd.Series(texts, dtype=object),
+                    id=pd.Series([f"{name}{i}" for i in range(len(texts))], dtype=object),
+                    label=pd.Series([i % 2 for i in range(len(texts))], dtype="int64"))
+        inputs.append(path)
+    outs = [tmp_path / f"{tag}-{p.name}" for p in inputs]
+    predict_files(resolve(models["bert"], None), inputs, outs, chunk_rows=chunk_rows)
+    return [pd.read_parquet(p) for p in outs]
+
+
+# one row per chunk scores each text alone, unpadded: the per-text reference's tolerance
+@pytest.mark.parametrize(("chunk_rows", "atol"), [(1, 1e-5), (7, 1e-6), (50, 1e-6)])
+def test_any_chunk_size_gives_the_same_predictions_and_inputs(models, tmp_path, chunk_rows,
+                                                             atol) -> None:
+    whole = chunked_pass(models, tmp_path, None, "whole")
+    chunked = chunked_pass(models, tmp_path, chunk_rows, "chunked")
+    assert [len(df) for df in whole] == [len(df) for df in chunked] == [67, 0, 76]
+    for one, many in zip(whole, chunked, strict=True):
+        assert list(one.columns) == list(many.columns) == ["id", "label", "prob", "pred",
+                                                           "input"]
+        assert one["id"].tolist() == many["id"].tolist()
+        assert one["label"].tolist() == many["label"].tolist()
+        np.testing.assert_allclose(many["prob"], one["prob"], rtol=0, atol=atol)
+        clear = (one["prob"] - 0.5).abs() > atol
+        assert (one["pred"][clear] == many["pred"][clear]).all()
+        # the distinct-input index is global: shared by files and chunks alike
+        assert one["input"].tolist() == many["input"].tolist()
+        assert one.dtypes.tolist() == many.dtypes.tolist()
+        assert [str(t) for t in many.dtypes[1:]] == ["int64", "float64", "int64", "int64"]
+    # texts of file a repeated in file b: the same input, so the same probability
+    a, b = whole[0], whole[2]
+    assert b["input"].tolist()[-9:] == a["input"].tolist()[:9]
+    assert b["prob"].tolist()[-9:] == a["prob"].tolist()[:9]
+
+
+def test_chunked_reruns_give_the_same_bytes(models, tmp_path) -> None:
+    chunked_pass(models, tmp_path, 7, "first")
+    chunked_pass(models, tmp_path, 7, "again")
+    for name in ("a", "empty", "b"):
+        assert (sha256_file(tmp_path / f"first-{name}.parquet")
+                == sha256_file(tmp_path / f"again-{name}.parquet"))
+
+
+def test_one_chunk_is_written_as_write_parquet_writes(models, tmp_path) -> None:
+    from biasrepro.io import write_parquet
+
+    chunked_pass(models, tmp_path, None, "whole")
+    for name in ("a", "empty", "b"):
+        out = tmp_path / f"whole-{name}.parquet"
+        write_parquet(pd.read_parquet(out), tmp_path / "rewritten.parquet")
+        assert sha256_file(tmp_path / "rewritten.parquet") == sha256_file(out)
+
+
+def test_each_distinct_input_reaches_the_model_once_over_chunks(models, monkeypatch) -> None:
+    from biasrepro.models import predict
+
+    model, tokenizer = loaded(models["bert"])
+    masks = record_batches(model)
+    distinct = workload()[:40]
+    texts = distinct * 3
+    random.Random(1).shuffle(texts)
+    whole, inputs = predict.score_with_inputs((model, tokenizer), texts)
+    n_whole = sum(len(m) for m in masks)
+    masks.clear()
+    monkeypatch.setattr(predict, "CHUNK_ROWS", 11)
+    probs, stats = score_texts((model, tokenizer), texts)
+    assert sum(len(m) for m in masks) == n_whole == stats.unique_inputs == len(set(distinct))
+    assert (stats.rows, stats.unique_texts) == (120, len(set(distinct)))
+    np.testing.assert_allclose(probs, whole, rtol=0, atol=1e-6)
+    assert predict.score_with_inputs((model, tokenizer), texts)[1].tolist() == inputs.tolist()
+
+
+def test_parquet_is_read_in_row_batches_with_file_row_numbers(models, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = workload(8)[:30]
+    table = pa.table({"id": list(range(30)), "text": texts})
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=4)  # several row groups
+    spec = resolve(models["bert"], None)
+    predict_file(spec, tmp_path / "in.parquet", tmp_path / "one.parquet")
+    predict_file(spec, tmp_path / "in.parquet", tmp_path / "many.parquet", chunk_rows=3)
+    one = pd.read_parquet(tmp_path / "one.parquet")
+    many = pd.read_parquet(tmp_path / "many.parquet")
+    assert one["id"].tolist() == many["id"].tolist() == list(range(30))
+    np.testing.assert_allclose(one["prob"], many["prob"], rtol=0, atol=1e-6)
+    # a fault in a later chunk names its row in the file, and nothing is written
+    pq.write_table(pa.table({"text": [*texts[:20], "  ", *texts[21:]]}), tmp_path / "bad.parquet",
+                   row_group_size=4)
+    with pytest.raises(DataError, match="bad.parquet, row 21, column 'text': empty text"):
+        predict_file(spec, tmp_path / "bad.parquet", tmp_path / "bad-out.parquet", chunk_rows=3)
+    assert not (tmp_path / "bad-out.parquet").exists()
+    with pytest.raises(ConfigError, match="chunk_rows must be positive"):
+        predict_file(spec, tmp_path / "in.parquet", tmp_path / "x.parquet", chunk_rows=0)

@@ -32,3 +32,13 @@ def test_civil_comments_two_million_rows_fit_in_4_gb() -> None:
     assert r["harness_peak_mb"] <= 4 * GB
     assert r["rows_kept"] == r["annotated"]  # no annotated row is lost to a fault elsewhere
     assert r["dropped_rows_with"] == {"empty_text": 8, "toxicity_not_a_number": 4}
+
+
+def test_predict_over_one_and_a_half_million_mutants_fits_in_the_model_plus_2_gb() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import predict_scale
+
+    r = predict_scale.run(1_500_000)
+    print(r)
+    assert "1500000 rows," in r["log"]
+    assert r["harness_peak_mb"] <= r["model_peak_mb"] + 2 * GB

@@ -2,36 +2,45 @@
 
 BiasFinder (Asyrofi et al., TSE 2022, §3) turns each template into many mutants that differ
 only in a name, pronoun or noun, so a run scores thousands of long near-duplicates. This
-module (issue #3, items 4 and 5) therefore scores every distinct text once (and every
-distinct model input once: mutants that differ only beyond the truncation point are one
-input), sorts the inputs by token length, pads each batch only to its own longest input,
-sizes batches by a budget of padded tokens, and runs under ``torch.inference_mode`` (with
-bf16/fp16 autocast on CUDA).
+module therefore scores every distinct text once (and every distinct model input once:
+mutants that differ only beyond the truncation point are one input), sorts the inputs by
+token length, pads each batch only to its own longest input, sizes batches by a budget of
+padded tokens, and runs under ``torch.inference_mode`` (with bf16/fp16 autocast on CUDA).
+
+Paper-sized inputs (about 1.5 M mutants) are read, tokenised, scored and written a chunk of
+rows at a time; a 16-byte digest of each text and of each distinct model input, with the
+input's index and probability, is all that is kept across chunks, so an input is scored
+once and keeps one index however the rows are chunked. Memory is one chunk plus about 200
+bytes per distinct text.
 
 Wherever a model is expected, a plain callable ``texts -> probabilities`` is accepted too,
-so models that are not HuggingFace checkpoints can be tested (issue #3, item 5).
+so models that are not HuggingFace checkpoints can be tested.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import itertools
 import json
 import logging
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, read_table, write_parquet
+from biasrepro.io import atomic_outputs, read_table, table_kind
 from biasrepro.models.load import ModelSpec, load_classifier, resolve
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,14 @@ CPU_BATCH_TOKENS = 8192
 CUDA_BATCH_TOKENS = 65536
 #: the longest input when neither the call nor the model's training.json sets one
 DEFAULT_MAX_LENGTH = 512
+#: rows read, tokenised, scored and written at a time; an input (all files of one pass
+#: together) of at most this many rows is one chunk
+CHUNK_ROWS = 1 << 16
+#: texts per tokenizer call within a chunk
+_TOKENIZE_BATCH = 4096
+#: what :func:`biasrepro.io.write_parquet` writes with, so a one-chunk output has its bytes
+_PARQUET_COMPRESSION = "zstd"
+_PARQUET_ROW_GROUP = 1 << 20
 
 #: texts -> positive-class probabilities (n,) or class probabilities (n, 2)
 PredictCallable = Callable[[list[str]], Any]
@@ -105,32 +122,36 @@ def score_texts(model: ModelLike, texts: Sequence[str], *, max_length: int | Non
 
 
 def _score(model: ModelLike, texts: Sequence[str], *, max_length: int | None,
-           batch_tokens: int | None, device: str | None,
-           progress: bool) -> tuple[np.ndarray, PredictStats, np.ndarray]:
+           batch_tokens: int | None, device: str | None, progress: bool,
+           chunk_rows: int | None = None) -> tuple[np.ndarray, PredictStats, np.ndarray]:
     """:func:`score_texts` plus, per text, the index of the distinct input the model saw
-    (texts that tokenize and truncate alike share one; for a callable, identical texts)."""
+    (texts that tokenize and truncate alike share one; for a callable, identical texts).
+    A classifier scores ``chunk_rows`` texts at a time (default :data:`CHUNK_ROWS`)."""
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise DataError(f"text is a {type(text).__name__}, not a string", row=i + 1)
+    prepared = _prepare(model, device)
+    start = time.perf_counter()
+    if isinstance(prepared, _Classifier):
+        step = _chunk_rows(chunk_rows)
+        with _Scorer(prepared, max_length=max_length, batch_tokens=batch_tokens,
+                     progress=progress) as scorer:
+            parts = [scorer.score(texts[i:i + step]) for i in range(0, len(texts), step)]
+        probs = np.concatenate([p for p, _ in parts]) if parts else np.zeros(0)
+        inputs = np.concatenate([i for _, i in parts]) if parts else np.zeros(0, np.int64)
+        stats = scorer.stats(time.perf_counter() - start)
+        log.debug("scored %s", stats)
+        return probs, stats, inputs
     first: dict[str, int] = {}
     inverse = np.fromiter((first.setdefault(t, len(first)) for t in texts), dtype=np.int64,
                           count=len(texts))
     unique = list(first)
-    prepared = _prepare(model, device)
-    start = time.perf_counter()
-    if isinstance(prepared, _Classifier):
-        probs, text_input, (n_inputs, tokens, padded, batches) = _score_classifier(
-            prepared, unique, max_length=max_length, batch_tokens=batch_tokens,
-            progress=progress)
-    else:
-        probs = _call_predictor(prepared, unique)
-        text_input = np.arange(len(unique), dtype=np.int64)
-        n_inputs, tokens, padded, batches = len(unique), 0, 0, 1 if unique else 0
-    stats = PredictStats(len(texts), len(unique), n_inputs, tokens, padded, batches,
+    probs = _call_predictor(prepared, unique)
+    stats = PredictStats(len(texts), len(unique), len(unique), 0, 0, 1 if unique else 0,
                          time.perf_counter() - start)
     log.debug("scored %s", stats)
-    return probs[inverse], stats, text_input[inverse]
+    return probs[inverse], stats, inverse
 
 
 def score_with_inputs(model: ModelLike, texts: Sequence[str], *, max_length: int | None = None,
@@ -146,59 +167,87 @@ def score_with_inputs(model: ModelLike, texts: Sequence[str], *, max_length: int
 
 
 def predict_file(spec: ModelSpec, input: Path, out: Path, *, text_column: str = "text",
-                 max_length: int | None = None, batch_tokens: int | None = None) -> None:
+                 max_length: int | None = None, batch_tokens: int | None = None,
+                 chunk_rows: int | None = None) -> None:
     """Score the ``text_column`` of a Parquet file; write ``id``/``label`` (when present),
     ``prob`` (positive class, float64), ``pred`` (int64, prob >= 0.5) and ``input`` (int64:
     rows with the same value were the same model input after tokenization and truncation)
     in input order."""
     predict_files(spec, [input], [out], text_column=text_column, max_length=max_length,
-                  batch_tokens=batch_tokens)
+                  batch_tokens=batch_tokens, chunk_rows=chunk_rows)
 
 
 def predict_files(spec: ModelSpec, inputs: Sequence[Path], outs: Sequence[Path], *,
                   text_column: str = "text", max_length: int | None = None,
-                  batch_tokens: int | None = None) -> None:
+                  batch_tokens: int | None = None, chunk_rows: int | None = None) -> None:
     """:func:`predict_file` for several files with one model load and one scoring pass (a
     text in several files is scored once; ``input`` indexes the inputs of all files)."""
     predict_models([spec], inputs, outs, text_column=text_column, max_length=max_length,
-                   batch_tokens=batch_tokens)
+                   batch_tokens=batch_tokens, chunk_rows=chunk_rows)
 
 
 def predict_models(specs: Sequence[ModelSpec], inputs: Sequence[Path], outs: Sequence[Path],
                    *, text_column: str = "text", max_length: int | None = None,
-                   batch_tokens: int | None = None) -> None:
+                   batch_tokens: int | None = None, chunk_rows: int | None = None) -> None:
     """:func:`predict_files` with each model in turn, in one process: ``outs`` holds one
     output per model and input, model by model. Each model scores exactly as it would alone
-    (its own load, its own pass, the same bytes); all outputs are written or none."""
+    (its own load, its own pass, the same bytes); all outputs are written or none.
+
+    The rows of all inputs are scored ``chunk_rows`` at a time (default :data:`CHUNK_ROWS`;
+    Parquet inputs are also read a chunk at a time). Inputs of at most that many rows in
+    all give the bytes of one whole-input pass; other chunkings agree within float rounding
+    and give the same ``input`` indices."""
     inputs, outs = [Path(p) for p in inputs], [Path(p) for p in outs]
     n = len(inputs)
     if not specs or not inputs or len(outs) != len(specs) * n:
         raise DataError(f"{len(specs)} model(s) and {n} input file(s) but {len(outs)} output "
                         "files: give one output per model and input, model by model")
+    step = _chunk_rows(chunk_rows)
+    for _ in _chunks(inputs, text_column, step):
+        pass  # every text checked before any model is loaded
     with atomic_outputs(*outs) as tmps:
         for i, spec in enumerate(specs):
             _predict_into(spec, inputs, tmps[i * n:(i + 1) * n], outs[i * n:(i + 1) * n],
                           text_column=text_column, max_length=max_length,
-                          batch_tokens=batch_tokens)
+                          batch_tokens=batch_tokens, chunk_rows=step)
+
+
+def _chunk_rows(chunk_rows: int | None) -> int:
+    if chunk_rows is None:
+        return CHUNK_ROWS
+    if chunk_rows < 1:
+        raise ConfigError(f"chunk_rows must be positive, not {chunk_rows}")
+    return chunk_rows
 
 
 def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: list[Path], *,
-                  text_column: str, max_length: int | None, batch_tokens: int | None) -> None:
-    """Score ``inputs`` in one pass and write each one's predictions to its ``tmps`` path
-    (``outs``: the final paths, for the log)."""
-    frames = [_read_texts(path, text_column) for path in inputs]
-    texts = [t for df in frames for t in df[text_column].tolist()]
-    probs, stats, ids = _score(spec, texts, max_length=max_length, batch_tokens=batch_tokens,
-                               device=None, progress=True)
-    offset = 0
-    for df, path in zip(frames, tmps, strict=True):
-        part = slice(offset, offset + len(df))
-        offset += len(df)
-        result = df[[c for c in ("id", "label") if c in df.columns and c != text_column]]
-        result = result.reset_index(drop=True).assign(
-            prob=probs[part].astype(np.float64),
-            pred=(probs[part] >= 0.5).astype(np.int64), input=ids[part].astype(np.int64))
-        write_parquet(result, path)
+                  text_column: str, max_length: int | None, batch_tokens: int | None,
+                  chunk_rows: int) -> None:
+    """Score ``inputs`` in one pass, a chunk at a time, appending each one's predictions to
+    its ``tmps`` path (``outs``: the final paths, for the log)."""
+    clf = _prepare(spec, None)
+    assert isinstance(clf, _Classifier)
+    start = time.perf_counter()
+    writers = [_ParquetAppender(path) for path in tmps]
+    try:
+        with _Scorer(clf, max_length=max_length, batch_tokens=batch_tokens,
+                     progress=True) as scorer:
+            for chunk in _chunks(inputs, text_column, chunk_rows):
+                probs, ids = scorer.score([t for _, df in chunk
+                                           for t in df[text_column].tolist()])
+                offset = 0
+                for f, df in chunk:
+                    part = slice(offset, offset + len(df))
+                    offset += len(df)
+                    keep = [c for c in ("id", "label") if c in df.columns and c != text_column]
+                    writers[f].write(df[keep].reset_index(drop=True).assign(
+                        prob=probs[part].astype(np.float64),
+                        pred=(probs[part] >= 0.5).astype(np.int64),
+                        input=ids[part].astype(np.int64)))
+    finally:
+        for writer in writers:
+            writer.close()
+    stats = scorer.stats(time.perf_counter() - start)
     log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs), %d tokens "
              "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name,
              ", ".join(map(str, inputs)), stats.rows, stats.unique_texts, stats.unique_inputs,
@@ -206,14 +255,98 @@ def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: l
              stats.texts_per_s, ", ".join(map(str, outs)))
 
 
+class _ParquetAppender:
+    """Writes frames to one Parquet file in turn, as :func:`biasrepro.io.write_parquet`
+    writes one frame (the same settings, so a single frame gives its bytes)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: pq.ParquetWriter | None = None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, table.schema,
+                                           compression=_PARQUET_COMPRESSION)
+        elif not table.schema.equals(self.writer.schema, check_metadata=False):
+            # a chunk where a column is all missing, or has none missing, infers another type
+            table = table.cast(self.writer.schema)
+        self.writer.write_table(table, row_group_size=_PARQUET_ROW_GROUP)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
 # -- inputs ---------------------------------------------------------------------------------
 
-def _read_texts(path: Path, column: str) -> pd.DataFrame:
-    """The table at ``path`` (Parquet, CSV, ... as :func:`biasrepro.io.read_table` reads),
-    refused unless every ``column`` value is a non-empty string."""
-    df = read_table(path, what="file", allow_empty=True)
-    if column not in df.columns:
-        raise DataError(f"missing column; found {list(df.columns)}", file=path, column=column)
+def _chunks(paths: list[Path], column: str, rows: int
+            ) -> Iterator[list[tuple[int, pd.DataFrame]]]:
+    """The rows of all ``paths`` in order, ``rows`` at a time, as (file index, frame) pieces
+    (a file's piece may be empty); each frame holds ``column`` and ``id``/``label`` when
+    present, every ``column`` value checked (:func:`_check_texts`)."""
+    chunk: list[tuple[int, pd.DataFrame]] = []
+    held = 0
+    for f, path in enumerate(paths):
+        for frame in _read_pieces(path, column, rows):
+            _check_texts(frame, path, column)
+            if frame.empty:
+                chunk.append((f, frame))
+            while len(frame):
+                take = frame.iloc[:rows - held]
+                frame = frame.iloc[len(take):]
+                chunk.append((f, take))
+                held += len(take)
+                if held == rows:
+                    yield chunk
+                    chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def _read_pieces(path: Path, column: str, rows: int) -> Iterator[pd.DataFrame]:
+    """The table at ``path`` in frames of up to ``rows`` rows, indexed by 1-based row
+    number: Parquet read a batch of rows at a time (only the needed columns), other formats
+    whole (:func:`biasrepro.io.read_table`)."""
+    if table_kind(path) != "parquet":
+        df = read_table(path, what="file", allow_empty=True)
+        if column not in df.columns:
+            raise DataError(f"missing column; found {list(df.columns)}", file=path,
+                            column=column)
+        yield df[[c for c in ("id", "label", column) if c in df.columns]]
+        return
+    try:
+        reader = pq.ParquetFile(path)
+        schema = reader.schema_arrow
+        index = (schema.pandas_metadata or {}).get("index_columns", [])
+        names = [n for n in schema.names if n not in index]
+        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if repeated is not None:
+            raise DataError("column name repeated; rename one", file=path, column=repeated)
+        if column not in names:
+            raise DataError(f"missing column; found {names}", file=path, column=column)
+        wanted = [c for c in ("id", "label", column) if c in names]
+        if reader.metadata.num_rows == 0:
+            yield _to_frame(schema.empty_table().select(wanted), 1)
+            return
+        start = 1
+        for batch in reader.iter_batches(batch_size=rows, columns=wanted,
+                                         use_pandas_metadata=False):
+            yield _to_frame(pa.Table.from_batches([batch]), start)
+            start += batch.num_rows
+    except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
+        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+
+
+def _to_frame(table: pa.Table, first_row: int) -> pd.DataFrame:
+    frame = table.to_pandas()
+    frame.index = pd.RangeIndex(first_row, first_row + len(frame))
+    return frame
+
+
+def _check_texts(df: pd.DataFrame, path: Path, column: str) -> None:
+    """Refuse unless every ``column`` value is a non-empty string without NULs."""
     for row, value in zip(df.index, df[column].tolist(), strict=True):
         if isinstance(value, str):
             if not value.strip():
@@ -225,7 +358,6 @@ def _read_texts(path: Path, column: str) -> pd.DataFrame:
         else:
             raise DataError(f"not a string ({type(value).__name__})", file=path, row=row,
                             column=column)
-    return df.reset_index(drop=True)
 
 
 def _prepare(model: ModelLike, device: str | None) -> _Classifier | PredictCallable:
@@ -366,79 +498,159 @@ def _autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
     return torch.autocast("cuda", dtype=dtype)
 
 
-def _score_classifier(clf: _Classifier, texts: list[str], *, max_length: int | None,
-                      batch_tokens: int | None,
-                      progress: bool
-                      ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int, int]]:
-    """Positive-class probabilities of distinct ``texts``, each text's distinct-input index,
-    and (inputs, tokens, padded, batches)."""
-    model, tokenizer = clf.model, clf.tokenizer
-    device = next(model.parameters()).device
-    if batch_tokens is None:
-        batch_tokens = CUDA_BATCH_TOKENS if device.type == "cuda" else CPU_BATCH_TOKENS
-    if batch_tokens < 1:
-        raise ConfigError(f"batch_tokens must be positive, not {batch_tokens}")
-    if tokenizer.pad_token_id is None:
-        raise ModelError(f"the tokenizer of {model.name_or_path or 'the model'} has no "
-                         "padding token")
-    length = _max_length(clf, max_length)
-    if not texts:
-        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64), (0, 0, 0, 0)
-    text_input, inputs, features = _distinct_inputs(tokenizer, texts, length)
-    # longest first; ties by content, so the batches do not depend on the input order
-    order = sorted(range(len(inputs)), key=lambda j: (-len(inputs[j][0]), inputs[j]))
-    lengths = [len(inputs[j][0]) for j in order]
-    plan = plan_batches(lengths, batch_tokens, 8 if device.type == "cuda" else 1,
-                        _position_limit(model))
-    pad_values = [tokenizer.pad_token_id, tokenizer.pad_token_type_id][:len(features)]
-    sorted_probs = []
-    was_training = model.training
-    model.eval()
-    try:
-        with (torch.inference_mode(), _autocast(device),
-              tqdm(total=len(inputs), unit="text", desc="predict", disable=not progress) as bar):
+class _Scorer:
+    """Scores chunks of texts with one classifier, each distinct text and each distinct model
+    input once over all chunks: texts and inputs (token ids after truncation) are known by a
+    16-byte digest, an input by its index (in order of first appearance) and probability.
+
+    A chunk's new inputs are sorted longest first, ties by content, and batched within the
+    token budget, so the batches do not depend on the order of the texts in a chunk."""
+
+    def __init__(self, clf: _Classifier, *, max_length: int | None, batch_tokens: int | None,
+                 progress: bool) -> None:
+        model, tokenizer = clf.model, clf.tokenizer
+        self.model, self.tokenizer = model, tokenizer
+        self.device = next(model.parameters()).device
+        if batch_tokens is None:
+            batch_tokens = CUDA_BATCH_TOKENS if self.device.type == "cuda" else CPU_BATCH_TOKENS
+        if batch_tokens < 1:
+            raise ConfigError(f"batch_tokens must be positive, not {batch_tokens}")
+        if tokenizer.pad_token_id is None:
+            raise ModelError(f"the tokenizer of {model.name_or_path or 'the model'} has no "
+                             "padding token")
+        self.batch_tokens = batch_tokens
+        self.length = _max_length(clf, max_length)
+        self.features: list[str] = []
+        self.texts: dict[bytes, int] = {}    # text digest -> input index
+        self.inputs: dict[bytes, int] = {}   # input digest -> input index
+        self.probs = np.zeros(0, dtype=np.float64)  # by input index
+        self.rows = self.tokens = self.padded = self.batches = 0
+        self.bar = tqdm(total=0, unit="text", desc="predict", disable=not progress)
+        self.was_training = model.training
+
+    def __enter__(self) -> _Scorer:
+        self.model.eval()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+        self.model.train(self.was_training)
+
+    def stats(self, seconds: float) -> PredictStats:
+        return PredictStats(self.rows, len(self.texts), len(self.inputs), self.tokens,
+                            self.padded, self.batches, seconds)
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each text's positive-class probability and distinct-input index."""
+        self.rows += len(texts)
+        known = np.full(len(texts), -1, dtype=np.int64)
+        fresh = np.full(len(texts), -1, dtype=np.int64)
+        pending: dict[bytes, int] = {}  # digest of a text first seen here -> its position
+        new_texts: list[str] = []
+        for row, text in enumerate(texts):
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                     digest_size=16).digest()
+            index = self.texts.get(digest)
+            if index is not None:
+                known[row] = index
+                continue
+            position = pending.setdefault(digest, len(new_texts))
+            if position == len(new_texts):
+                new_texts.append(text)
+            fresh[row] = position
+        text_input, keys, first_index = self._tokenize(new_texts)
+        for digest, index in zip(pending, text_input.tolist(), strict=True):
+            self.texts[digest] = index
+        self._run(keys, first_index)
+        inputs = known
+        inputs[fresh >= 0] = text_input[fresh[fresh >= 0]]
+        return self.probs[inputs], inputs
+
+    def _tokenize(self, texts: list[str]) -> tuple[np.ndarray, list[bytes], int]:
+        """Each new text's input index, the new inputs' keys (big-endian token ids of each
+        feature, one after the other), and the index of the first new input."""
+        first_index = len(self.inputs)
+        text_input = np.empty(len(texts), dtype=np.int64)
+        keys: list[bytes] = []
+        for start in range(0, len(texts), _TOKENIZE_BATCH):
+            part = texts[start:start + _TOKENIZE_BATCH]
+            enc = self.tokenizer(part, truncation=True, max_length=self.length,
+                                 return_attention_mask=False)
+            if not self.features:
+                self.features = [k for k in ("input_ids", "token_type_ids") if k in enc]
+            lengths = [len(ids) for ids in enc["input_ids"]]
+            total = sum(lengths)
+            flat = []
+            for k in self.features:
+                ids = np.fromiter(itertools.chain.from_iterable(enc[k]), dtype=np.int64,
+                                  count=total)
+                if total and not (0 <= ids.min() and ids.max() < 1 << 32):
+                    raise ModelError(f"{k} outside [0, 2^32) from the tokenizer")
+                # unsigned big-endian: the bytes compare as the ids do
+                flat.append(ids.astype(">u4").tobytes())
+            offset = 0
+            for j, n in enumerate(lengths):
+                a, b = 4 * offset, 4 * (offset + n)
+                offset += n
+                key = b"".join(f[a:b] for f in flat)
+                digest = hashlib.blake2b(key, digest_size=16).digest()
+                size = len(self.inputs)
+                index = self.inputs.setdefault(digest, size)
+                if index == size:
+                    keys.append(key)
+                text_input[start + j] = index
+        return text_input, keys, first_index
+
+    def _run(self, keys: list[bytes], first_index: int) -> None:
+        """Score the new inputs ``keys`` (indices from ``first_index`` on) into ``probs``."""
+        size = len(self.inputs)
+        if size > len(self.probs):
+            grown = np.zeros(max(size, 2 * len(self.probs)), dtype=np.float64)
+            grown[:len(self.probs)] = self.probs
+            self.probs = grown
+        if not keys:
+            return
+        width = 4 * len(self.features)
+        # longest first; ties by content, so the batches do not depend on the input order
+        order = sorted(range(len(keys)), key=lambda j: (-len(keys[j]), keys[j]))
+        lengths = [len(keys[j]) // width for j in order]
+        plan = plan_batches(lengths, self.batch_tokens, 8 if self.device.type == "cuda" else 1,
+                            _position_limit(self.model))
+        tokenizer = self.tokenizer
+        pad_values = [tokenizer.pad_token_id, tokenizer.pad_token_type_id][:len(self.features)]
+        self.bar.total += len(keys)
+        self.bar.refresh()
+        sorted_probs = []
+        with torch.inference_mode(), _autocast(self.device):
             for start, stop, padded in plan:
-                batch = _pad([inputs[j] for j in order[start:stop]], padded, features,
-                             pad_values, device)
-                logits = model(**batch).logits
+                rows = [np.frombuffer(keys[j], dtype=">u4").reshape(len(self.features), -1)
+                        for j in order[start:stop]]
+                batch = _pad(rows, padded, self.features, pad_values, self.device)
+                logits = self.model(**batch).logits
                 if logits.ndim != 2 or logits.shape[1] != 2:
-                    raise ModelError(f"model {model.name_or_path}: logits of shape "
+                    raise ModelError(f"model {self.model.name_or_path}: logits of shape "
                                      f"{tuple(logits.shape)}; 2 classes are needed")
                 sorted_probs.append(logits.double().softmax(-1)[:, 1])
-                bar.update(stop - start)
-    finally:
-        model.train(was_training)
-    probs = np.empty(len(inputs), dtype=np.float64)
-    probs[order] = torch.cat(sorted_probs).cpu().numpy()
-    counts = (len(inputs), sum(lengths), sum((b - a) * p for a, b, p in plan), len(plan))
-    return probs[text_input], text_input, counts
+                self.bar.update(stop - start)
+        probs = np.empty(len(keys), dtype=np.float64)
+        probs[order] = torch.cat(sorted_probs).cpu().numpy()
+        self.probs[first_index:first_index + len(keys)] = probs
+        self.tokens += sum(lengths)
+        self.padded += sum((b - a) * p for a, b, p in plan)
+        self.batches += len(plan)
 
 
-def _distinct_inputs(tokenizer: Any, texts: list[str], length: int
-                     ) -> tuple[np.ndarray, list[tuple[tuple[int, ...], ...]], list[str]]:
-    """Tokenize and truncate ``texts``; one distinct model input per distinct token sequence
-    (texts truncated alike merge). Returns each text's input index, the inputs, and the
-    feature names they hold."""
-    enc = tokenizer(texts, truncation=True, max_length=length, return_attention_mask=False)
-    features = [k for k in ("input_ids", "token_type_ids") if k in enc]
-    keys = [tuple(tuple(enc[k][i]) for k in features) for i in range(len(texts))]
-    distinct: dict[tuple[tuple[int, ...], ...], int] = {}
-    text_input = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys),
-                             dtype=np.int64, count=len(keys))
-    return text_input, list(distinct), features
-
-
-def _pad(rows: list[tuple[tuple[int, ...], ...]], padded: int, features: list[str],
-         pad_values: list[int], device: torch.device) -> dict[str, torch.Tensor]:
-    """Right-padded tensors of one batch (encoders read positions from the start)."""
+def _pad(rows: list[np.ndarray], padded: int, features: list[str], pad_values: list[int],
+         device: torch.device) -> dict[str, torch.Tensor]:
+    """Right-padded tensors of one batch (encoders read positions from the start); each row
+    holds one sequence per feature."""
     arrays = {k: np.full((len(rows), padded), v, dtype=np.int64)
               for k, v in zip(features, pad_values, strict=True)}
     mask = np.zeros((len(rows), padded), dtype=np.int64)
     for r, row in enumerate(rows):
-        n = len(row[0])
+        n = row.shape[1]
         mask[r, :n] = 1
         for k, seq in zip(features, row, strict=True):
             arrays[k][r, :n] = seq
     arrays["attention_mask"] = mask
     return {k: torch.from_numpy(a).to(device, non_blocking=True) for k, a in arrays.items()}
-
