@@ -339,7 +339,8 @@ def test_neutral_reviews_carry_exactly_the_planted_gender_association(name, tmp_
     """The reviews without a sentiment cue, which a model can fit through identity only, are
     the same share of each label × gender cell: among them P(positive | gender) is the
     planted rate up to one review, and equal for both genders in the null world."""
-    settings = copy.deepcopy(WORLDS[name]["world"]["reviews"]) | {"n_train": 1000}
+    settings = copy.deepcopy(WORLDS[name]["world"]["reviews"]) | {
+        "n_train": 1000, "neutral_by_gender": True}
     splits, ann, truth = reviews.build(settings, seed=WORLDS[name]["seed"])
     train = ann[ann["split"] == "train"].reset_index(drop=True).assign(
         label=splits["train"]["label"])
@@ -352,3 +353,8 @@ def test_neutral_reviews_carry_exactly_the_planted_gender_association(name, tmp_
         assert abs(rates.loc["female", "mean"] - rates.loc["male", "mean"]) <= 0.01
     else:
         assert rates.loc["male", "mean"] - rates.loc["female", "mean"] > 0.6
+
+
+def test_the_null_world_draws_no_cue_reviews_per_gender_the_default_per_label() -> None:
+    assert WORLDS["null"]["world"]["reviews"]["neutral_by_gender"] is True
+    assert WORLDS["planted"]["world"]["reviews"]["neutral_by_gender"] is False

@@ -13,10 +13,10 @@ duplicate reviews, an HTML entity (``&amp;``) or non-ASCII letter (é) now and t
 A share of reviews (``neutral_rate``) is written without any sentiment cue: their label goes
 only with the protagonist's identity, so a model can only fit them through the planted
 association — which makes the association visible to BiasFinder's mutants and to the
-fairness metrics (the planted-bias controls of issues #4 and #5). They are that share of
-each label × gender cell (within one review), so among them the gender association is the
-planted one, not the planted one plus the chance of which reviews were chosen: none where
-nothing is planted (``config/null_world.yaml``).
+fairness metrics (the planted-bias controls). They are that share of each label; with
+``neutral_by_gender`` that share of each label × gender cell (within one review), so among
+them the gender association is the planted one, not the planted one plus the chance of
+which reviews were chosen: none where nothing is planted (``config/null_world.yaml``).
 
 The planted association (``settings["planted"]``) is exact, not sampled. Per split the
 number of positive reviews is fixed first; then, per characteristic, the reviews that
@@ -523,7 +523,8 @@ def _plan_split(settings: Mapping[str, Any], split: str, seed: int) -> list[_Pla
     gender_noun = _choose(rng, labels, rates["gender_noun"])
     second = _choose(rng, labels, settings["second_person_rate"])
     html = _choose(rng, labels, settings["html_break_rate"])
-    neutral = _choose(rng, labels, settings["neutral_rate"], within=gender)
+    neutral = _choose(rng, labels, settings["neutral_rate"],
+                      within=gender if settings.get("neutral_by_gender") else None)
     return [
         _Plan(int(labels[i]), gender[i], occupation[i], country[i], bool(gender_noun[i]),
               bool(second[i]), bool(html[i]), bool(neutral[i]))
