@@ -140,12 +140,13 @@ def test_stale_file_with_wrong_hash_is_replaced(server, tmp_path):
     assert out.read_bytes() == PAYLOAD
 
 
-def test_stale_file_is_removed_when_the_new_download_fails(server, tmp_path):
+def test_a_failed_download_leaves_an_earlier_file_as_it_was(server, tmp_path):
     out = tmp_path / "wrong.bin"
-    out.write_bytes(b"old partial junk")
+    out.write_bytes(b"an earlier run's file")
     with pytest.raises(DownloadError):
         fetch(f"{server}/wrong.bin", sha256=SHA, out=out)
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left beside it
+    assert out.read_bytes() == b"an earlier run's file"
 
 
 def test_cli_download_failure_is_one_error_line_and_exit_2(server, tmp_path):

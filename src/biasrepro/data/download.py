@@ -13,8 +13,8 @@ The bytes stream into a temporary file beside the target (:func:`biasrepro.io.at
 which is renamed into place only after the byte count (against ``Content-Length`` and the
 pinned size), the content (an HTML page, such as a sign-in or quota page served in place of a
 file, is refused; see :func:`sniff`) and the hashes have been checked. A truncated or altered
-download raises :class:`~biasrepro.errors.DownloadError` and leaves nothing behind (DESIGN.md,
-"Conventions").
+download raises :class:`~biasrepro.errors.DownloadError`, leaves no temporary file behind and
+an earlier download at the target as it was.
 """
 
 from __future__ import annotations
