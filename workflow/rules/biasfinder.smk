@@ -164,7 +164,7 @@ for _root in RUN_ROOTS:
             leakage="results/sentiment/leakage.json",  # no model is scored on its training texts
         output:
             expand(
-                braced(_root) + "/biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet",
+                under(_root, "biasfinder/{{corpus}}/predictions/{{model}}/{method}/{characteristic}.parquet"),
                 method=BF_METHODS,
                 characteristic=BF_CHARACTERISTICS,
             ),
@@ -201,20 +201,20 @@ for _root in RUN_ROOTS:
                 characteristic=BF_CHARACTERISTICS,
             ),
             predictions=expand(
-                braced(_root) + "/biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet",
+                under(_root, "biasfinder/{{corpus}}/predictions/{{model}}/{{method}}/{characteristic}.parquet"),
                 characteristic=BF_CHARACTERISTICS,
             ),
         output:
             pairs=expand(
-                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet",
+                under(_root, "biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.parquet"),
                 characteristic=BF_CHARACTERISTICS,
             ),
             counts=expand(
-                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.counts.parquet",
+                under(_root, "biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.counts.parquet"),
                 characteristic=BF_CHARACTERISTICS,
             ),
             summary=expand(
-                braced(_root) + "/biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.json",
+                under(_root, "biasfinder/{{corpus}}/btc/{{model}}/{{method}}/{characteristic}.json"),
                 characteristic=BF_CHARACTERISTICS,
             ),
         params:
@@ -271,7 +271,7 @@ for _root in RUN_ROOTS:
             f"biasfinder_table{rule_suffix(_root)}"
         input:
             biasfinder_jobs(
-                braced(_root) + "/biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.json"
+                under(_root, "biasfinder/{corpus}/btc/{model}/{method}/{characteristic}.json")
             ),
         output:
             json=f"{_root}/biasfinder/{{corpus}}/table4.json",

@@ -214,6 +214,11 @@ def braced(root):
     return root.replace("{seed}", "{{seed}}")
 
 
+def under(root, path):
+    """``path`` under a replicate's results folder, for a pattern str.format()ted later."""
+    return f"{braced(root)}/{path}"
+
+
 def checkpoint_root(wildcards):
     return ("resources/checkpoints" if "seed" not in wildcards.keys()
             else f"resources/checkpoints/seeds/{wildcards.seed}")
