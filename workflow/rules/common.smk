@@ -680,7 +680,7 @@ def cross_study_inputs(wildcards):
     predictions of the job's replicate; the balanced set itself (shared)."""
     root = root_of(wildcards)
     given = analysis_inputs()
-    out = {k: (root + v[len("results"):] if k != "toxicity_balanced" else v)
+    out = {k: (in_root(v, root) if k != "toxicity_balanced" else v)
            for k, v in given.items()
            if k in ("biasfinder", "sentiment_gaps", "toxicity_balanced", "toxicity_gaps")}
     out["predictions"] = toxicity_balanced_predictions(wildcards)
@@ -713,10 +713,15 @@ def cli_options(input, names):
     )
 
 
-def per_seed(path):
-    """A first-seed result file (under ``results/``) and each other seed's, in SEEDS order."""
+def in_root(path, root):
+    """A first-seed result file (under ``results/``) in replicate folder ``root``."""
     assert path.startswith("results/"), path
-    return [root + path[len("results"):] for root in seed_roots().values()]
+    return root + path[len("results"):]
+
+
+def per_seed(path):
+    """A first-seed result file and each other seed's, in SEEDS order."""
+    return [in_root(path, root) for root in seed_roots().values()]
 
 
 def seeds_arg():

@@ -230,21 +230,15 @@ def _add_paper_tables(asub: Any, settings_type: Callable[[str], dict[str, Any]])
 
 
 def _seeds(args: argparse.Namespace) -> None:
-    from biasrepro.analysis.seeds import Replicate, write_seed_tables
+    from biasrepro.analysis.seeds import Replicate, per_seed, write_seed_tables
     from biasrepro.errors import ConfigError
 
-    n = len(args.seeds)
-    given = {k: getattr(args, k) for k in ("toxicity", "sentiment", "biasfinder",
-                                           "classification", "cross_study")}
-    for key, files in given.items():
-        if files is not None and len(files) != n:
-            raise ConfigError(f"--{key.replace('_', '-')}: give one file per seed ({n}), "
-                              f"got {len(files)}")
-    if all(files is None for files in given.values()):
+    kinds = ("toxicity", "sentiment", "biasfinder", "classification", "cross_study")
+    if all(getattr(args, k) is None for k in kinds):
         raise ConfigError("give at least one of --toxicity, --sentiment, --biasfinder, "
                           "--classification, --cross-study")
-    write_seed_tables([Replicate(seed, **{k: None if f is None else f[i]
-                                          for k, f in given.items()})
+    given = {k: per_seed(getattr(args, k), len(args.seeds), k) for k in kinds}
+    write_seed_tables([Replicate(seed, **{k: files[i] for k, files in given.items()})
                        for i, seed in enumerate(args.seeds)], args.out_dir)
 
 

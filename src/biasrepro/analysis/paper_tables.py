@@ -976,16 +976,8 @@ def build_tables(cells: Sequence[PublishedCell],
     return {tid: _records([c for c in cells if c.table_id == tid], runs) for tid in TABLE_IDS}
 
 
+#: a result input given once, or once per seed (:func:`biasrepro.analysis.seeds.per_seed`)
 PerSeed = Path | Sequence[Path] | None
-
-
-def _per_seed(paths: PerSeed, n: int, option: str) -> list[Path | None]:
-    if paths is None:
-        return [None] * n
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    if len(paths) != n:
-        raise ConfigError(f"--{option}: give one file per seed ({n}), got {len(paths)}")
-    return [Path(p) for p in paths]
 
 
 def write_paper_tables(*, published: Path, settings: Mapping[str, Any], out_dir: Path,
@@ -997,11 +989,12 @@ def write_paper_tables(*, published: Path, settings: Mapping[str, Any], out_dir:
 
     With ``seeds``, each result input but ``representation`` (pretrained models, shared) is
     one file per seed, in the same order."""
+    from biasrepro.analysis.seeds import per_seed
     from biasrepro.io import atomic_outputs, write_text
 
     n = len(seeds) if seeds else 1
     cells = read_published(published)
-    given = {name: _per_seed(paths, n, name) for name, paths in (
+    given = {name: per_seed(paths, n, name) for name, paths in (
         ("biasfinder", biasfinder), ("toxicity", toxicity), ("sentiment", sentiment),
         ("classification", classification))}
     runs = [read_results(settings, representation=representation,

@@ -71,6 +71,23 @@ class Replicate:
     cross_study: Path | None = None
 
 
+PerSeed = Path | Sequence[Path] | None
+
+
+def per_seed(paths: PerSeed, n: int, option: str) -> list[Path | None]:
+    """One file per seed (``None`` for each when the option was not given), or a
+    ConfigError naming the option."""
+    from biasrepro.errors import ConfigError
+
+    if paths is None:
+        return [None] * n
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if len(paths) != n:
+        raise ConfigError(f"--{option.replace('_', '-')}: give one file per seed ({n}), "
+                          f"got {len(paths)}")
+    return [Path(p) for p in paths]
+
+
 def _csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
     from biasrepro.io import read_csv
 
