@@ -1,4 +1,4 @@
-"""GPU check (issue #3, item 8): fine-tune a base-size model, score 100k texts, report speed.
+"""GPU check: fine-tune a base-size model, score 100k texts, report speed.
 
 One prepared script for a machine with a GPU: it builds a randomly initialised BERT of
 bert-base size (hidden 768, 12 layers, 12 heads) with the project's WordPiece tokenizer

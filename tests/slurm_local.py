@@ -1,4 +1,4 @@
-"""A real single-node SLURM cluster on this machine, for the SLURM executor test (issue #8).
+"""A real single-node SLURM cluster on this machine, for the SLURM executor test.
 
 Debian's own packages (slurm-wlm, munge) run munged, slurmctld and slurmd as root with a
 generated slurm.conf: no systemd, cgroups, accounting database or network beyond loopback.

@@ -1,4 +1,4 @@
-"""The planted-bias controls, the headline metrics for DVC and the run record (issue #7)."""
+"""The planted-bias controls, the headline metrics for DVC and the run record."""
 
 from __future__ import annotations
 

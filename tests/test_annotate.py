@@ -1,4 +1,4 @@
-"""Human validation of BTCs: sample sizes, sampling, export and scoring (issue #4, item 7)."""
+"""Human validation of BTCs: sample sizes, sampling, export and scoring."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input (issue #2, item 10): one DataError naming file, row and column; nothing written.
+"""Bad input: one DataError naming file, row and column; nothing written.
 
 Each case starts from a good fixture in the real layout, breaks one thing, and checks the
 error's file, row, column and message, and that the output directory holds no file.

@@ -1,4 +1,4 @@
-"""The planted-bias control of BiasFinder (issue #4, item 10; DESIGN.md, "planted-bias world").
+"""The planted-bias control of BiasFinder (docs/architecture.md, "The embedded default").
 
 On the embedded default's world and training settings, a sentiment model fine-tuned on reviews
 whose labels carry the planted gender association must show a higher gender BTC rate than the

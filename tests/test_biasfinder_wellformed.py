@@ -1,4 +1,4 @@
-"""Well-formed BiasFinder templates on real and synthetic reviews (issue #4, item 9).
+"""Well-formed BiasFinder templates on real and synthetic reviews.
 
 Two corpora, each through the chain the workflow runs (prepare, parse once with the rule-based
 coreference, templates of the three characteristics, mutants): 500 real IMDB test reviews

@@ -2,7 +2,7 @@
 
 Building the image and running it on a GPU needs an engine; these tests pin down what can
 be known from the files: pinned bases, the install order, the lock, the runtime settings,
-and what Snakemake's Apptainer support (``--sdm apptainer``, issue #8 item 5) needs of the
+and what Snakemake's Apptainer support (``--sdm apptainer``) needs of the
 image, checked with a recording stand-in for ``apptainer`` (tests/apptainer_fake.py).
 """
 
@@ -261,7 +261,7 @@ def test_lock_is_exact_and_satisfies_pyproject():
         )
 
 
-# Apptainer (issue #8 item 5). Under `snakemake --sdm apptainer`, Snakemake 9 pulls the
+# Apptainer. Under `snakemake --sdm apptainer`, Snakemake 9 pulls the
 # `containerized:` image once (`apptainer pull --name <md5 of the URL>.simg URL` in
 # .snakemake/singularity or --apptainer-prefix) and runs each job as
 #   apptainer exec --home <workdir> <--apptainer-args> [--bind ...] <image> bash -c '<command>'

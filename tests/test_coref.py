@@ -1,4 +1,4 @@
-"""Coreference behind one interface (issue #4, item 2): the rule backend on hand-written texts
+"""Coreference behind one interface: the rule backend on hand-written texts
 with known clusters, fastcoref through a tiny random model built here, backend selection."""
 
 from __future__ import annotations

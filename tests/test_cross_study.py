@@ -1,4 +1,4 @@
-"""Cross-study (issue #7, item 5): BiasFinder-style BTCs on the balanced toxicity set, BTC
+"""Cross-study: BiasFinder-style BTCs on the balanced toxicity set, BTC
 rates beside group gaps, and their Pearson correlations, on inputs small enough to count
 by hand."""
 

@@ -1,7 +1,7 @@
 """DVC: dvc.yaml is derived from the Snakemake DAG (and fresh); `dvc repro` works in a fresh
 clone, rebuilding only what a parameter change affects (a dataset parameter: the SST set's
 size reruns its world, its preparation, the summary and the sentiment fairness report, and no
-model); `dvc metrics diff` and `dvc plots diff` compare two revisions (issue #7, item 4)."""
+model); `dvc metrics diff` and `dvc plots diff` compare two revisions."""
 
 from __future__ import annotations
 

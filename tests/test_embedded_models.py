@@ -3,7 +3,7 @@
 Each architecture is built twice at a small size (vocab ~500, hidden 32, one layer, a pass
 over the 200 stereotype sentences as cloze items and 20 steps over all texts) on a corpus
 made here, then reloaded the way every later step loads a model. The stereotype sentences
-are cloze items (issue #6, item 7): one slot masked, nothing else.
+are cloze items: one slot masked, nothing else.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures of issue #7, item 2: the files figure_names promises, valid PNG and SVG, byte-identical
+"""The figures: the files figure_names promises, valid PNG and SVG, byte-identical
 on rerun, and one clear error (exit 2, no figures) on bad input."""
 
 from __future__ import annotations

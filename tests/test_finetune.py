@@ -1,4 +1,4 @@
-"""Fine-tuning (issue #3, items 3 and 7): learning, determinism, resumption, bad input."""
+"""Fine-tuning: learning, determinism, resumption, bad input."""
 
 from __future__ import annotations
 

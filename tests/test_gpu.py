@@ -1,4 +1,4 @@
-"""GPU placement (issue #8): which CUDA devices a job gets, locally and inside SLURM."""
+"""GPU placement: which CUDA devices a job gets, locally and inside SLURM."""
 
 from __future__ import annotations
 

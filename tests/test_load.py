@@ -1,4 +1,4 @@
-"""Model names and checkpoints (issue #3, item 7): registry, directory and Hub resolution;
+"""Model names and checkpoints: registry, directory and Hub resolution;
 refusal of unknown names, missing or foreign checkpoints and pickled weights; base and
 masked-LM checkpoints gain a classification head."""
 

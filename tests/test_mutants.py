@@ -1,4 +1,4 @@
-"""Mutant generation (BiasFinder §4-5 mutant engines; issue #4 item 5)."""
+"""Mutant generation (BiasFinder §4-5 mutant engines)."""
 
 from __future__ import annotations
 

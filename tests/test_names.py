@@ -1,4 +1,4 @@
-"""Generated name lists from gender-guesser's nam_dict.txt (issue #4 item 4; BiasFinder §4, §5)."""
+"""Generated name lists from gender-guesser's nam_dict.txt (BiasFinder §4, §5)."""
 
 from __future__ import annotations
 

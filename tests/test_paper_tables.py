@@ -1,4 +1,4 @@
-"""The papers' tables beside ours (issue #7, item 1): published data, cells, reasons, errors."""
+"""The papers' tables beside ours: published data, cells, reasons, errors."""
 
 from __future__ import annotations
 

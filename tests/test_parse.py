@@ -1,4 +1,4 @@
-"""Parse once (issue #4, item 1): reading any corpus file, one batched pass with coreference,
+"""Parse once: reading any corpus file, one batched pass with coreference,
 repeated texts parsed once, the same docs with worker processes, and the DocBin cache."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The identity lexicon and the counterfactual swapper (toxicity paper §5.1, §6.6; issue #5)."""
+"""The identity lexicon and the counterfactual swapper (toxicity paper §5.1, §6.6)."""
 
 from __future__ import annotations
 

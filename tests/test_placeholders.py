@@ -1,4 +1,4 @@
-"""Placeholder syntax, letter case, filling and article agreement (issue #4 item 3)."""
+"""Placeholder syntax, letter case, filling and article agreement."""
 
 from __future__ import annotations
 

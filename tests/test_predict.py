@@ -1,4 +1,4 @@
-"""Prediction at scale (issue #3, items 4-5): exact against a per-text reference, each text
+"""Prediction at scale: exact against a per-text reference, each text
 scored once, batches within the token budget, the predict-callable API, the Parquet step."""
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def test_no_texts_and_non_strings(models) -> None:
         predict_proba(models["bert"], ["fine", 3])
 
 
-# -- the predict-callable API (issue #3, item 5) --------------------------------------------
+# -- the predict-callable API --------------------------------------------
 
 def test_callable_gets_each_distinct_text_once() -> None:
     calls: list[list[str]] = []

@@ -1,4 +1,4 @@
-"""``biasrepro representation {subspace,score,table}`` and their library functions (issue #6)."""
+"""``biasrepro representation {subspace,score,table}`` and their library functions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The planted-bias control of the representation measures (issue #6, item 7; DESIGN.md).
+"""The planted-bias control of the representation measures.
+
+The embedded default is described in docs/architecture.md.
 
 A tiny BERT pre-trained as the embedded default pre-trains (``models.embedded``: the planted
 stereotype sentences as cloze items first, then the whole corpus) must score the world's

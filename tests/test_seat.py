@@ -1,4 +1,4 @@
-"""SEAT (issue #6, items 3 and 7): file format, hand-derived effect size, p-values, encoder."""
+"""SEAT: file format, hand-derived effect size, p-values, encoder."""
 
 from __future__ import annotations
 

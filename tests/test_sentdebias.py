@@ -1,5 +1,5 @@
 """SentenceDebias: counterfactual tuples, the PCA subspace, and the projection hook on base,
-masked-LM and sequence-classification models of all three architectures (issue #6, item 4)."""
+masked-LM and sequence-classification models of all three architectures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The workflow on a real SLURM cluster through snakemake-executor-plugin-slurm (issue #8).
+"""The workflow on a real SLURM cluster through snakemake-executor-plugin-slurm.
 
 A single-node cluster (munged, slurmctld, slurmd from Debian's packages; tests/slurm_local.py)
 runs the small profile with workflow/profiles/slurm. Every job must go through sbatch and

@@ -1,4 +1,4 @@
-"""StereoSet intrasentence (issue #6, item 2): parsing, left-to-right fill, ss/lms/icat."""
+"""StereoSet intrasentence: parsing, left-to-right fill, ss/lms/icat."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bad input to the toxicity study's commands: one clear error line naming the file, row
-and column, exit status 2, and no output that could pass for a result (issue #5, item 9)."""
+and column, exit status 2, and no output that could pass for a result."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The toxicity study's tables: joining predictions, SenseScore pairs, dataset bias of
-training sets, the Pearson groupings and the report writer (issue #5)."""
+training sets, the Pearson groupings and the report writer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Country-of-origin templates (BiasFinder §5, Algorithm 3; issue #4 item 3).
+"""Country-of-origin templates (BiasFinder §5, Algorithm 3).
 
 Clusters are set by hand on our own texts parsed with the project's spaCy pipeline; one test
 runs the rule-based coreference backend end to end.

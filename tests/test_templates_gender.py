@@ -367,7 +367,7 @@ def _as_pattern(template: str) -> re.Pattern[str]:
 
 @pytest.mark.slow
 def test_real_reviews_give_well_formed_templates(nlp: Language) -> None:
-    """Rule coreference on real IMDB reviews (issue #4 item 9): every template is the original
+    """Rule coreference on real IMDB reviews: every template is the original
     outside its placeholders, each placeholder replaced a word of its kind, case and gender,
     and every template fills for both genders."""
     wl = Wordlists(read_pronouns(WORDLISTS_DIR / "pronouns.csv"),

@@ -1,4 +1,4 @@
-"""The planted-bias control of the toxicity study (issue #5, item 10; DESIGN.md).
+"""The planted-bias control of the toxicity study (docs/architecture.md, "The embedded default").
 
 The embedded world's comments plant an identity–label association: most toxic comments
 about the marginalized groups, and none about the others, are written without any toxic

@@ -1,4 +1,4 @@
-"""The hand-written word lists in ``wordlists/`` and their reader (issue #4, item 4)."""
+"""The hand-written word lists in ``wordlists/`` and their reader."""
 
 from __future__ import annotations
 

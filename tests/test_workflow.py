@@ -107,7 +107,7 @@ def test_small_profile_runs_and_reruns_byte_identically(small_run: Path, tmp_pat
     assert set(gaps["method"]) == {"baseline", "downstream-perturbed-stratified-data",
                                    "upstream-sentDebias-gender", "downstream-sentDebias-gender"}
     assert set(gaps["fairness_set"]) == {"original", "balanced"}
-    # Table 4 (issue 6): the pretrained model with and without its gender subspace, and its
+    # Table 4: the pretrained model with and without its gender subspace, and its
     # representation bias in the Pearson tables
     table4 = pd.read_csv(checkout / "results/representation/table4.csv")
     assert set(zip(table4["model"], table4["variant"], strict=True)) == {

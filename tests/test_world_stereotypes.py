@@ -1,4 +1,4 @@
-"""The planted stereotype sentences that the embedded models are pre-trained on (issue #3)."""
+"""The planted stereotype sentences that the embedded models are pre-trained on."""
 
 from __future__ import annotations
 

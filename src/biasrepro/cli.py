@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("world", help="generate the planted-bias world (embedded default data)",
                        description="Generate one corpus of the seeded planted-bias world "
-                       "(DESIGN.md) with its ground truth.")
+                       "(docs/architecture.md) with its ground truth.")
     w.add_argument("corpus", choices=["reviews", "comments", "sst", "stereotypes", "benchmarks"])
     settings_arg(w)
     w.add_argument("--out-dir", type=Path, required=True)

@@ -30,7 +30,7 @@ DATASET_FORMATS = {
     "imdb": ("aclimdb_tar", "hf_parquet", "tsv"),
     "civil_comments": ("csv", "zip", "tfds", "kaggle", "wilds"),
     "sst": ("csv",),
-    # representation bias and SentenceDebias (issue 6); on the world they are built from
+    # representation bias and SentenceDebias; on the world they are built from
     # models.embedded.stereotypes
     "crows_pairs": ("csv",),
     "stereoset": ("json",),

@@ -1,4 +1,6 @@
-"""Derive ``dvc.yaml`` from the Snakemake DAG, so the two never drift (DESIGN.md, Conventions).
+"""Derive ``dvc.yaml`` from the Snakemake DAG, so the two never drift.
+
+See docs/architecture.md, "Conventions".
 
 One DVC stage per Snakemake job. A stage's command asks Snakemake to (re)build exactly
 that job's outputs; its deps are the job's input files plus the workflow and package code;

@@ -1,4 +1,4 @@
-"""Analysis (issue #7): the planted-bias controls, the cross-study, headline metrics for DVC
+"""Analysis: the planted-bias controls, the cross-study, headline metrics for DVC
 and the run record. Rules only call `biasrepro analysis ...`; outputs marked report() make
 up `snakemake --report` (captions in workflow/report/)."""
 

@@ -418,7 +418,7 @@ def biasfinder_annotation_jobs(pattern):
     ]
 
 
-# -- the toxicity study and the sentiment appendix (issue #5) --------------------------
+# -- the toxicity study and the sentiment appendix --------------------------
 
 PERTURBATION = config["perturbation"]
 
@@ -514,7 +514,7 @@ def fairness_report_jobs():
     ]
 
 
-# -- representation bias and SentenceDebias (issue #6) ---------------------------------
+# -- representation bias and SentenceDebias ---------------------------------
 
 REPRESENTATION = config["representation"]
 WORLD_BENCHMARKS = "resources/world/benchmarks"
@@ -628,7 +628,7 @@ def downstream_inputs(wildcards):
     }
 
 
-# -- analysis and report (issue #7) ----------------------------------------------------------
+# -- analysis and report ----------------------------------------------------------
 
 ANALYSIS = "results/analysis"
 TASKS_RUN = [task for task, models in config["models"]["tasks"].items() if models]

@@ -1,4 +1,4 @@
-"""The toxicity-fairness study and its sentiment appendix (issue #5): fairness sets,
+"""The toxicity-fairness study and its sentiment appendix: fairness sets,
 debiased training sets and the study's tables (rules predict_{task} score the fairness sets)."""
 
 

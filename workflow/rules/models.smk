@@ -29,7 +29,7 @@ rule world_stereotypes:
 
 
 rule pretrain_embedded:
-    """Tokenizer of the architecture's kind + short masked-LM pre-training (issue #3)."""
+    """Tokenizer of the architecture's kind + short masked-LM pre-training."""
     input:
         reviews="results/data/imdb/train.parquet",
         comments="results/data/civil_comments/train.parquet",

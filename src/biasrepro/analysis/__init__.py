@@ -1,2 +1,2 @@
-"""Analysis (issue #7): the papers' tables beside ours, figures, the cross-study, the
+"""Analysis: the papers' tables beside ours, figures, the cross-study, the
 planted-bias controls, headline metrics and the run record."""

@@ -1,4 +1,4 @@
-"""``biasrepro analysis ...``: turn the studies' results into what readers read (issue #7).
+"""``biasrepro analysis ...``: turn the studies' results into what readers read.
 
 Each step imports its module lazily so ``biasrepro --help`` stays fast.
 """

@@ -1,13 +1,14 @@
 """The planted-bias controls: what the embedded world plants against what a run measured.
 
-The embedded default (DESIGN.md, "planted-bias world") generates its data with biases whose
-size or direction is known before anything is measured. Each control below states that
-planted truth, the measurement a correct pipeline must then show, what this run measured,
-and pass or fail, with its tolerance. A control whose inputs this configuration does not
-produce (real data has no planted truth; a study that was not run) is listed with the reason
-and no verdict. Where the world plants nothing for a control (the null world,
-``config/null_world.yaml``) the row is a *negative control*, marked ``negative_control``: the
-statistic its planted expectation tests must read zero within the row's tolerance. Whether
+The embedded default (docs/architecture.md, "The embedded default") generates its data
+with biases whose size or direction is known before anything is measured. Each control
+below states that planted truth, the measurement a correct pipeline must then show, what
+this run measured, and pass or fail, with its tolerance. A control whose inputs this
+configuration does not produce (real data has no planted truth; a study that was not run)
+is listed with the reason and no verdict. Where the world plants nothing for a control
+(the null world, ``config/null_world.yaml``) the row is a *negative control*, marked
+``negative_control``: the statistic its planted expectation tests must read zero within
+the row's tolerance. Whether
 nothing is planted is read from the same ground-truth files the planted expectation comes
 from (:func:`comments_null`, :func:`reviews_null`, :func:`stereotypes_null`).
 

@@ -1,4 +1,4 @@
-"""Cross-study (issue #7, item 5): does metamorphic bias track group-fairness gaps?
+"""Cross-study: does metamorphic bias track group-fairness gaps?
 
 Neither paper puts the two kinds of measurement side by side. This step does, for every
 model x debiasing method of each task:

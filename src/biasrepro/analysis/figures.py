@@ -1,4 +1,4 @@
-"""The studies' figures, each as PNG and SVG (issue #7, item 2).
+"""The studies' figures, each as PNG and SVG.
 
 * ``{task}_training_groups``: rows and positive ratio per identity group in every distinct
   training set, the original data beside each data method's (toxicity paper, Figures 3-5);

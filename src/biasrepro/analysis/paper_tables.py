@@ -1,4 +1,4 @@
-"""The papers' tables rebuilt from our results, the published value beside ours (issue #7).
+"""The papers' tables rebuilt from our results, the published value beside ours.
 
 The published values live once, as data, in ``published/biasfinder.csv`` (BiasFinder
 Table 4) and ``published/toxicity_fairness.csv`` (toxicity paper Tables 3-10 and 12, and

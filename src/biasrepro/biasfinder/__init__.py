@@ -1,1 +1,1 @@
-"""BiasFinder (Asyrofi et al.): templates, mutants and bias-uncovering test cases (issue #4)."""
+"""BiasFinder (Asyrofi et al.): templates, mutants and bias-uncovering test cases."""

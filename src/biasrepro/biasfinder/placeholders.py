@@ -1,4 +1,4 @@
-"""Template placeholders: syntax, letter case, filling and article agreement (issue #4 item 3).
+"""Template placeholders: syntax, letter case, filling and article agreement.
 
 A template is a review text in which replaced mentions are placeholders ``<key>``. The letter
 case of the key says how to case the filled word: ``<pro-subj>`` inserts the value as given

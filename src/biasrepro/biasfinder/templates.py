@@ -1,4 +1,4 @@
-"""Template generation driver over the characteristics (BiasFinder §3 Fig. 5, issue #4 item 3).
+"""Template generation driver over the characteristics (BiasFinder §3 Fig. 5).
 
 Runs one characteristic's generator (Algorithm 1, 2 or 3) over parsed documents and builds
 the templates table of the contract. Identical template texts are kept once, the first by

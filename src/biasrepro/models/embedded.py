@@ -1,6 +1,6 @@
-"""Tiny BERT, ALBERT and RoBERTa built offline on the planted-bias world (issue #3, item 2).
+"""Tiny BERT, ALBERT and RoBERTa built offline on the planted-bias world.
 
-DESIGN.md, "The embedded default": the toxicity paper fine-tunes bert-base-uncased,
+docs/architecture.md, "The embedded default": the toxicity paper fine-tunes bert-base-uncased,
 albert-base-v2 and roberta-base (§4.2) and measures their representation bias (§4.3). No
 weights can be downloaded in the embedded default, so :func:`build` makes a real model of
 each architecture:
@@ -20,7 +20,7 @@ each architecture:
    one is drawn, every token of either its mention's identity word or its attribute word
    (50/50, a seeded generator) is replaced by the mask token and predicted, and nothing else
    in it is masked. The cloze texts come first, alone, each once (``ceil(n / batch_size)``
-   steps); then ``pretrain.steps`` steps draw from all texts. Why (issue #6, item 7): with
+   steps); then ``pretrain.steps`` steps draw from all texts. Why: with
    random masking alone the mention is rarely the masked token and a model this small stays
    blind to the planted association (CrowS-Pairs and StereoSet at exactly 50 after 300
    steps, still after 5,000); cloze items mixed with randomly masked text from the start

@@ -1,4 +1,4 @@
-"""Fine-tune a transformer for binary sequence classification (issue #3, item 3).
+"""Fine-tune a transformer for binary sequence classification.
 
 Both studies fine-tune pretrained classifiers with the Hugging Face ``Trainer``: the
 toxicity paper (§4.2) BERT, ALBERT and RoBERTa on Civil Comments, the journal version of

@@ -1,8 +1,8 @@
 """Resolve a model name (registry entry, local directory or Hub id) and load it safely.
 
 Weights are read only from safetensors files: a checkpoint that has only a pickled
-``pytorch_model.bin`` is refused (DESIGN.md, "Conventions"), as is a checkpoint whose
-architecture differs from the one the registry names (issue #3, item 7).
+``pytorch_model.bin`` is refused (docs/architecture.md, "Conventions"), as is a checkpoint whose
+architecture differs from the one the registry names.
 """
 
 from __future__ import annotations

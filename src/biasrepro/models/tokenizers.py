@@ -1,4 +1,4 @@
-"""Tokenizers of each original kind, trained on the planted-bias world (issue #3, item 2).
+"""Tokenizers of each original kind, trained on the planted-bias world.
 
 Each embedded model gets the tokenizer family of the pretrained model it stands in for,
 built with the HF ``tokenizers`` library the way ``transformers``' converters describe the

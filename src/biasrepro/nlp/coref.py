@@ -1,4 +1,4 @@
-"""Coreference clusters as character spans, behind one interface (issue #4, item 2).
+"""Coreference clusters as character spans, behind one interface.
 
 BiasFinder's gender and country-of-origin templates (Algorithms 1 and 3) start from the
 coreference clusters of a review: every mention of one person must be replaced consistently.
@@ -140,7 +140,7 @@ class _Mention:
 
 
 class RuleCoref:
-    """Rule-based person coreference on the spaCy parse (issue #4, item 2).
+    """Rule-based person coreference on the spaCy parse.
 
     Mentions:
 
@@ -594,7 +594,7 @@ def _quiet_datasets() -> Iterator[None]:
 
 
 class FastCoref:
-    """fastcoref's F-coref or LingMess model from a local directory (issue #4, item 2).
+    """fastcoref's F-coref or LingMess model from a local directory.
 
     The model reads the documents' own spaCy tokens (``is_split_into_words``), so its
     mentions fall on the parse's token boundaries and the text is not tokenized twice;

@@ -1,4 +1,4 @@
-"""Parse a corpus once, with coreference, and cache the parses (issue #4, item 1).
+"""Parse a corpus once, with coreference, and cache the parses.
 
 BiasFinder's three template engines (§4–5) all read the same spaCy parse and the same
 coreference clusters, so the corpus is parsed in one pass: ``nlp.pipe`` batches (and worker

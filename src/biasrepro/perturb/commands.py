@@ -1,4 +1,4 @@
-"""``biasrepro perturb ...``: the fairness sets and debiased training sets (issue #5).
+"""``biasrepro perturb ...``: the fairness sets and debiased training sets.
 
 * ``fairness-sets``: the original fairness set and its balanced version (§5.1);
 * ``training``: a training set plus its counterfactuals (§6.6);

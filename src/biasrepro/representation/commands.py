@@ -1,4 +1,4 @@
-"""``biasrepro representation ...``: SentenceDebias subspaces and Table 4 (issue #6).
+"""``biasrepro representation ...``: SentenceDebias subspaces and Table 4.
 
 * ``subspace`` — SentenceDebias subspaces of a model, one per attribute (toxicity paper
   §6.2; :mod:`biasrepro.debias.sentdebias`), from the pretrained model (upstream) or a

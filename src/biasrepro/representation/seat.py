@@ -1,4 +1,4 @@
-"""SEAT, the Sentence Encoder Association Test (toxicity paper §6.1, Table 4; issue #6, item 3).
+"""SEAT, the Sentence Encoder Association Test (toxicity paper §6.1, Table 4).
 
 As bias-bench runs it (``bias_bench/benchmark/seat``, a port of W4ngatang/sent-bias; see
 ../shared/reference/bias-bench-methods.md §4):

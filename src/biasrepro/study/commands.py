@@ -1,4 +1,4 @@
-"""``biasrepro fairness report``: the toxicity study's tables for one task (issue #5)."""
+"""``biasrepro fairness report``: the toxicity study's tables for one task."""
 
 from __future__ import annotations
 

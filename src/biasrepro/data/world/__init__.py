@@ -1,6 +1,6 @@
 """The planted-bias world: seeded synthetic corpora whose biases are known exactly.
 
-DESIGN.md, "The embedded default": the harness runs offline on data it generates itself,
+docs/architecture.md, "The embedded default": the harness runs offline on data it generates itself,
 so every measured bias has a known true value. Three corpora, each in a real dataset's
 file format so that the same loaders read them:
 

@@ -1,7 +1,7 @@
 """The planted-bias world's own word lists (people, places, films, sentiment, identities).
 
-Every word here was chosen by the project for the synthetic world (DESIGN.md, "The embedded
-default"); none is copied from the papers' resources. The lists are shaped like the
+Every word here was chosen by the project for the synthetic world (docs/architecture.md,
+"The embedded default"); none is copied from the papers' resources. The lists are shaped like the
 resources BiasFinder's three instances work with (BiasFinder §4–5): first names by gender,
 gender nouns in male/female pairs, occupations with their indefinite article, and countries
 of origin with a demonym (26 or more, like BiasFinder's 26 countries). The comment corpus

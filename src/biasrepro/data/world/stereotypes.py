@@ -1,7 +1,7 @@
 """Sentences with planted stereotype associations, for pre-training the embedded models.
 
-DESIGN.md, "The embedded default": the tiny BERT, ALBERT and RoBERTa models are pre-trained
-with masked-LM on the world's reviews and comments plus these sentences, so that the
+docs/architecture.md, "The embedded default": the tiny BERT, ALBERT and RoBERTa models are
+pre-trained with masked-LM on the world's reviews and comments plus these sentences, so that the
 representation-bias measures (CrowS-Pairs, StereoSet, SEAT; toxicity paper §4.3) have a
 known association to find.
 
