@@ -1,4 +1,4 @@
-"""``biasrepro plan``: a configuration's job matrix and its estimated GPU-hours (issue #8, item 4).
+"""``biasrepro plan``: a configuration's job matrix, its estimated GPU-hours and memory.
 
 The jobs are Snakemake's own: the DAG that ``snakemake -n --forceall --configfile FILE`` shows,
 built in-process (:mod:`snakemake.api`, nothing downloaded or run) with ``compute.gpus``
@@ -24,17 +24,33 @@ each with its source or marked as an assumption)::
 
 What each rule's works are is :meth:`CostModel.works`. The texts come from the configuration
 (splits, methods, epochs, batch sizes, max lengths, max_templates, max_sentences) and, where it
-does not state them, from costs.yaml's data set sizes. Upper bounds where the workflow may do
-less: every configured epoch (early stopping can only shorten it), every mutant (identical
-model inputs are scored once). Not modelled: CPU work inside a GPU job (spaCy, SEAT
-permutations) beyond job_s, queueing, data transfers.
+does not state them, from costs.yaml's data set sizes; BiasFinder's mutants from the configured
+word lists (:meth:`CostModel.mutants_per_template`). A fine-tuning run with early stopping is a
+range: *high* trains every configured epoch, *low* stops at the earliest evaluation early
+stopping allows (``early_stopping_patience`` + 1 evaluations, every ``eval_steps`` steps or
+every epoch: the first sets the best loss, then ``patience`` without improvement stop it);
+every other job costs the same in both. Upper bounds where the workflow may do less: every
+mutant (identical model inputs are scored once). Not modelled: CPU work inside a GPU job (spaCy,
+SEAT permutations) beyond job_s, queueing, data transfers.
+
+Memory (:meth:`CostModel.memory`, every number in costs.yaml's ``memory``): a job's peak host
+memory (RSS), MB, as a process base (the rule's own peak on the embedded default, or an
+import's) + the CUDA runtime's host memory where the job has a GPU + the weights of its model
+(total parameters x 4 bytes to score, x 16 to train: weights, gradients and AdamW's moments,
+which a checkpoint copies to the host) + activations where a model runs on the CPU + the data
+it holds (rows, tokens, mutants, BTC pairs x bytes each, fitted to measured peaks). Each job's
+estimate is checked against its ``mem_mb`` (its family's in ``compute.families``, the family
+read from the rule's ``compute("FAMILY")`` in workflow/rules/): :func:`memory_warnings`.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
+import logging
 import math
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,8 +62,13 @@ from biasrepro import snakedag
 from biasrepro.errors import BiasreproError, ConfigError
 from biasrepro.models import training
 
+log = logging.getLogger(__name__)
+
 COSTS = Path("workflow/profiles/slurm/costs.yaml")
-COLUMNS = ("rule", "jobs", "gpu_jobs", "gpu_hours")
+#: this checkout (src/biasrepro/plan.py -> the repository root)
+REPO = Path(__file__).resolve().parents[2]
+COLUMNS = ("rule", "jobs", "gpu_jobs", "gpu_hours_low", "gpu_hours_high", "family",
+           "mem_est_mb", "mem_mb")
 FORMATS = ("md", "csv")
 #: the configuration override that makes every GPU-family job ask for one GPU
 ONE_GPU = {"compute": {"gpus": 1}}
@@ -70,6 +91,9 @@ class Job:
     #: a fine-tuning job's validation file of each run, in output order (``none``: the run
     #: holds out ``eval_fraction`` of its training data); empty for other jobs
     validation: tuple[str, ...] = ()
+    #: its family (config ``compute.families``) and the memory it asks for (its resources)
+    family: str = ""
+    mem_mb: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,7 +115,42 @@ def dag_jobs(configfile: Path, repo: Path) -> tuple[list[Job], dict[str, Any]]:
         inputs=frozenset(j.input.keys()), gpus=int(j.resources.get("gpu", 0)), level=level,
         validation=_run_values(dict(j.params.items()).get("runs"), "--validation",
                                len(j.output)),
+        family=rule_family(j.rule.snakefile, _source_line(j.rule)),
+        mem_mb=int(j.resources.get("mem_mb", 0)),
     ), config=ONE_GPU)
+
+
+def _source_line(rule: Any) -> int:
+    """The line of a rule's ``rule`` keyword in its file (Snakemake records the line of the
+    Python it compiles the file to, and a map back)."""
+    linemap = getattr(rule.workflow, "linemaps", {}).get(rule.snakefile, {})
+    return int(linemap.get(rule.lineno, rule.lineno))
+
+
+_COMPUTE = re.compile(r"""\bcompute\(\s*["'](\w+)["']""")
+_RULE = re.compile(r"\s*rule\b")
+
+
+def rule_family(snakefile: str | Path, lineno: int) -> str:
+    """The family a rule's resources come from: the ``compute("FAMILY")`` of its definition
+    (every rule of workflow/rules/ calls it once, in ``resources``), read from the rule's
+    file between its first line and the next rule's; ``""`` for a rule without one."""
+    lines = _lines(str(snakefile))[max(lineno - 1, 0):]
+    for i, line in enumerate(lines):
+        if i and _RULE.match(line):
+            break
+        found = _COMPUTE.search(line)
+        if found:
+            return found[1]
+    return ""
+
+
+@functools.cache
+def _lines(path: str) -> tuple[str, ...]:
+    try:
+        return tuple(Path(path).read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return ()
 
 
 def _run_values(runs: Any, option: str, n: int) -> tuple[str, ...]:
@@ -130,11 +189,12 @@ def _key(node: Any, *keys: str, where: str) -> Any:
 
 
 class CostModel:
-    """GPU-seconds of a configuration's jobs on one GPU class (module docstring)."""
+    """GPU-seconds and peak host memory of a configuration's jobs on one GPU class (module
+    docstring)."""
 
     def __init__(self, config: Mapping[str, Any], costs: Mapping[str, Any], gpu: str,
-                 costs_path: Path = COSTS) -> None:
-        self.config, self.costs, self.where = config, costs, str(costs_path)
+                 costs_path: Path = COSTS, repo: Path = REPO) -> None:
+        self.config, self.costs, self.where, self.repo = config, costs, str(costs_path), repo
         self.gpu = gpu_class(costs, gpu, costs_path)
         self.flops = float(self._cost("gpus", self.gpu, "peak_flops")) * float(
             self._cost("gpus", self.gpu, "mfu"))
@@ -188,8 +248,13 @@ class CostModel:
         """Rows of a task's training data of ``kind`` (methods.registry.*.data)."""
         if task == "toxicity":
             cc, train = self.data("civil_comments"), self.split_rows(task, "train")
-            ratio = {"original": 1.0, **{k: cc[f"{k}_ratio"] for k in
-                                         ("perturbed", "stratified", "perturbed_stratified")}}
+            ratio = {"original": 1.0, "perturbed": cc["perturbed_ratio"],
+                     "stratified": cc["stratified_ratio"],
+                     # the harness perturbs the re-stratified set (rule perturb_training);
+                     # measured where it was (the world), else the product (costs.yaml)
+                     "perturbed_stratified": cc.get(
+                         "perturbed_stratified_ratio",
+                         cc["stratified_ratio"] * cc["perturbed_ratio"])}
             return train * ratio[kind]
         imdb = self.data("imdb")
         gendered = self.gendered_rows("train")
@@ -241,8 +306,9 @@ class CostModel:
 
     # -- the works of each GPU rule ----------------------------------------------------------
 
-    def works(self, job: Job) -> tuple[int, list[Work]]:
-        """The models ``job`` loads and its passes over data on the GPU."""
+    def works(self, job: Job, low: bool = False) -> tuple[int, list[Work]]:
+        """The models ``job`` loads and its passes over data on the GPU (``low``: fine-tuning
+        stopped as early as early stopping allows)."""
         handlers = {
             "pretrain_embedded": self._pretrain,
             "biasfinder_parse": self._parse,
@@ -255,7 +321,7 @@ class CostModel:
         rule = job.rule.removesuffix(cfg.SEED_RULE_SUFFIX)  # another seed's copy costs the same
         task = rule.partition("_")[2]
         if rule.startswith("finetune_") and task in TASK_DATASET:
-            return self._finetune(job, task)
+            return self._finetune(job, task, low)
         if rule.startswith("predict_") and task in TASK_DATASET:
             return self._predict(job, task)
         if rule not in handlers:
@@ -272,29 +338,46 @@ class CostModel:
         params, _ = self.model(job.wildcards["model"])
         return 1, [Work(True, params, steps * batch * e["max_length"], steps)]
 
-    def _finetune(self, job: Job, task: str) -> tuple[int, list[Work]]:
+    def finetune_runs(self, job: Job, task: str) -> list[tuple[str, float, float]]:
+        """(method, training rows, validation rows) of each run of a fine-tuning job: the
+        validation file's rows, or ``eval_fraction`` of the training data held out."""
+        s = self.training(task, job.wildcards["model"])
+        validation = job.validation or ("none",) * len(job.output)
+        runs = []
+        for method, val in zip((Path(o).name for o in job.output), validation, strict=True):
+            rows = self.training_rows(task, self.methods[method]["data"])
+            if val != "none":
+                runs.append((method, rows, self.validation_rows(task, val)))
+            else:
+                held = rows * s["eval_fraction"]
+                runs.append((method, rows - held, held))
+        return runs
+
+    def _finetune(self, job: Job, task: str, low: bool = False) -> tuple[int, list[Work]]:
         """Every method of the task x model (one output directory each): its epochs over its
         training data, and an evaluation on the validation file or held-out share once per
-        epoch or every ``eval_steps`` steps (every configured one: early stopping can only
-        end it sooner)."""
+        epoch or every ``eval_steps`` steps. ``low``: a run with early stopping stops at the
+        earliest it can, after ``early_stopping_patience`` + 1 evaluations (the first sets
+        the best loss; ``patience`` more without improvement stop it), if that is before
+        its last step."""
         model = job.wildcards["model"]
         params, _ = self.model(model)
         s = self.training(task, model)
         length = min(self.data(TASK_DATASET[task])["batch_tokens"], s["max_length"])
         epochs, batch = s["epochs"], s["batch_size"]
+        patience = s.get("early_stopping_patience")
         works = []
-        validation = job.validation or ("none",) * len(job.output)
-        for method, val in zip((Path(o).name for o in job.output), validation, strict=True):
-            rows = self.training_rows(task, self.methods[method]["data"])
-            if val != "none":
-                train, held = rows, self.validation_rows(task, val)
-            else:
-                held = rows * s["eval_fraction"]
-                train = rows - held
-            steps = math.ceil(train / batch) * epochs
-            works.append(Work(True, params, train * length * epochs, steps))
+        for _, train, held in self.finetune_runs(job, task):
+            per_epoch = math.ceil(train / batch)
+            steps = per_epoch * epochs
+            every = s.get("eval_steps") or per_epoch  # steps between evaluations
+            evals, trained = steps // every, float(epochs)  # trained: epochs' worth of data
+            if low and held and patience is not None and (patience + 1) * every < steps:
+                evals = patience + 1
+                steps = evals * every
+                trained = steps / per_epoch
+            works.append(Work(True, params, train * length * trained, steps))
             if held:
-                evals = steps // s["eval_steps"] if s.get("eval_steps") else epochs
                 works.append(Work(False, params, held * length * evals,
                                   math.ceil(held / batch) * evals))
         return len(job.output), works
@@ -317,14 +400,55 @@ class CostModel:
         length = self.training(task, model)["max_length"]
         return len(methods), [self._scoring(params, texts, length) for _ in methods]
 
-    def mutants(self, characteristic: str) -> float:
-        """Mutants of one characteristic: mutants per template x templates (<= max_templates)."""
+    def templates(self, characteristic: str) -> float:
+        """Templates of one characteristic: costs.yaml's count, at most ``max_templates``."""
         bf = self.config["biasfinder"]
-        sizes = self.data(bf["dataset"])["biasfinder"][characteristic]
-        templates = sizes["templates"]
+        templates = self.data(bf["dataset"])["biasfinder"][characteristic]["templates"]
         if bf.get("max_templates") is not None:
             templates = min(templates, bf["max_templates"])
-        return sizes["mutants"] / sizes["templates"] * templates
+        return float(templates)
+
+    def mutants(self, characteristic: str) -> float:
+        """Mutants of one characteristic: mutants per template x templates."""
+        return self.mutants_per_template(characteristic) * self.templates(characteristic)
+
+    def wordlist_sizes(self) -> dict[str, int]:
+        """Sizes of the lists mutants are filled from (``biasfinder.lists``): BiasFinder's own
+        files (``original``; costs.yaml ``biasfinder_lists``, not read offline) or the
+        project's (``biasfinder.wordlists``' occupations and gender nouns, ``names.n`` names
+        per gender and ``countries.n`` countries, as the workflow generates them)."""
+        bf = self.config["biasfinder"]
+        if bf.get("lists", "project") == "original":
+            return dict(self._cost("biasfinder_lists", "original"))
+        from biasrepro.biasfinder import wordlists
+
+        folder = self.repo / bf["wordlists"]
+        return {"occupations": len(wordlists.read_occupations(folder / "occupations.csv")),
+                "gender_noun_pairs": len(wordlists.read_gender_nouns(
+                    folder / "gender_nouns.csv")),
+                "names": bf["names"]["n"], "countries": bf["countries"]["n"]}
+
+    def mutants_per_template(self, characteristic: str) -> float:
+        """Mutants of a template as :mod:`biasrepro.biasfinder.mutants` builds them: one per
+        occupation; one per country; for gender, each of 2 classes fills a template's
+        ``<name>`` with each of its names (the first ``max_names``) and its ``<gaw>`` with
+        each noun pair, names x nouns where it has both, once where it has pronouns only;
+        averaged over costs.yaml's templates by kind (``gender_kinds``)."""
+        sizes = self.wordlist_sizes()
+        if characteristic == "occupation":
+            return float(sizes["occupations"])
+        if characteristic == "country":
+            return float(sizes["countries"])
+        if characteristic != "gender":
+            raise BiasreproError(f"no mutant count for the characteristic {characteristic!r}")
+        bf = self.config["biasfinder"]
+        names = sizes["names"]
+        if bf.get("max_names") is not None:
+            names = min(names, bf["max_names"])
+        nouns = sizes["gender_noun_pairs"]
+        fills = {"name": names, "name_noun": names * nouns, "noun": nouns, "pronoun": 1}
+        kinds = self.data(bf["dataset"])["biasfinder"]["gender"]["gender_kinds"]
+        return 2 * sum(n * fills[k] for k, n in kinds.items()) / sum(kinds.values())
 
     def _biasfinder_predict(self, job: Job) -> tuple[int, list[Work]]:
         """Each tested method's sentiment model scores every characteristic's mutants."""
@@ -418,12 +542,13 @@ class CostModel:
         return max(k * work.params * work.tokens / self.flops,
                    work.batches * float(self._cost("overheads", floor)))
 
-    def seconds(self, job: Job) -> float:
-        """GPU-seconds of ``job`` (0 for a CPU job)."""
+    def seconds(self, job: Job, low: bool = False) -> float:
+        """GPU-seconds of ``job`` (0 for a CPU job); ``low``: with early stopping at its
+        earliest."""
         if job.gpus <= 0:
             return 0.0
         try:
-            runs, works = self.works(job)
+            runs, works = self.works(job, low)
         except KeyError as e:
             raise ConfigError(f"{self.where}: a data set entry lacks the key {e} "
                               f"(rule {job.rule})") from None
@@ -432,39 +557,325 @@ class CostModel:
                 + sum(self.work_seconds(w) for w in works))
 
 
+    # -- memory ------------------------------------------------------------------------------
+
+    def _mem(self, key: str) -> float:
+        return float(self._cost("memory", key))
+
+    def _world(self, rule: str) -> float:
+        """The rule's measured peak on the embedded default (costs.yaml memory.world_rss_mb)."""
+        measured = self._cost("memory", "world_rss_mb")
+        rule = rule.removesuffix(cfg.SEED_RULE_SUFFIX)
+        return float(measured.get(rule, measured["other"]))
+
+    def model_size(self, name: str) -> dict[str, float]:
+        """Total parameters, layers, hidden size and heads of a model (a registry name or a
+        Hub id); embedded models from ``models.embedded``."""
+        entry = self.registry.get(name, {})
+        if entry.get("source") == "embedded":
+            e = self.config["models"]["embedded"]
+            h = e["hidden_size"]
+            total = (e["vocab_size"] + e["max_length"]) * h + e["num_hidden_layers"] * (
+                4 * h * h + 2 * h * e["intermediate_size"])
+            return {"total": float(total), "layers": e["num_hidden_layers"], "hidden": h,
+                    "heads": e["num_attention_heads"]}
+        sizes = self._cost("models")
+        for key in (entry.get("id"), name):
+            if key in sizes and "total" in sizes[key]:
+                return {k: float(sizes[key][k]) for k in ("total", "layers", "hidden", "heads")}
+        raise ConfigError(f"{self.where}: no memory size for model {name!r}; add "
+                          f"models.{entry.get('id', name)} (total, layers, hidden, heads)")
+
+    def _weights_mb(self, name: str, train: bool, gpus: int, batch: int = 0,
+                    length: int = 0) -> float:
+        """A model's host memory: its parameters x bytes each, plus, on the CPU, activations
+        of a batch (training: every layer's, kept for the backward pass; inference: one
+        layer's at a time), s*b*h*(34 + 5*a*s/h) bytes per layer in 16 bits (Korthikanti
+        et al. 2022, eq. 1), doubled for fp32."""
+        m = self.model_size(name)
+        mb = m["total"] * self._mem("train_bytes" if train else "infer_bytes") / 2**20
+        if gpus <= 0 and batch and length:
+            per_layer = 2 * length * batch * m["hidden"] * (
+                34 + 5 * m["heads"] * length / m["hidden"])
+            mb += per_layer * (m["layers"] if train else 1) / 2**20
+        return mb
+
+    def _base(self, rule: str, job: Job) -> float:
+        """The rule's measured base plus the CUDA runtime's host memory for a GPU job."""
+        return self._world(rule) + (self._mem("cuda_host_mb") if job.gpus > 0 else 0.0)
+
+    def _text_kb(self, tokens: float) -> float:
+        """KB of a text of ``tokens`` subword tokens, held ``text_copies`` times."""
+        return self._mem("text_copies") * (tokens * self._mem("chars_per_token") + 57) / 1024
+
+    def row_kb(self, task: str) -> float:
+        """KB of a row of a task's data frames: a Civil Comments row as measured (costs.yaml
+        civil_comments_row_kb), an IMDB review's longer text added."""
+        cc = self.data("civil_comments")["tokens"]
+        tokens = self.data(TASK_DATASET[task])["tokens"]
+        return self._mem("civil_comments_row_kb") + self._text_kb(max(0.0, tokens - cc))
+
+    def memory(self, job: Job) -> float:
+        """Estimated peak host memory (RSS) of ``job`` in MB (module docstring)."""
+        rule = job.rule.removesuffix(cfg.SEED_RULE_SUFFIX)
+        task = rule.partition("_")[2]
+        try:
+            if rule.startswith("finetune_") and task in TASK_DATASET:
+                return self._finetune_memory(job, task)
+            if rule.startswith("predict_") and task in TASK_DATASET:
+                model = job.wildcards["model"]
+                sets = sorted({Path(o).stem for o in job.output})
+                return self._predict_memory(job, model,
+                                            [self.scored_rows(task, s) for s in sets],
+                                            self.training(task, model)["max_length"],
+                                            self._world("predict"))
+            handler = getattr(self, f"_memory_{rule}", None)
+            if handler is not None:
+                return handler(job)
+            return self._world(rule) + self._table_memory(job)
+        except KeyError as e:
+            raise ConfigError(f"{self.where}: a memory entry lacks the key {e} "
+                              f"(rule {job.rule})") from None
+
+    def _table_memory(self, job: Job) -> float:
+        """Light jobs that hold a task's data (its training sets or both fairness sets):
+        their rows x :meth:`row_kb`; others (tables, figures, downloads) nothing beyond
+        their measured base."""
+        rule, task = job.rule.removesuffix(cfg.SEED_RULE_SUFFIX), job.wildcards.get("task")
+        if task not in TASK_DATASET:
+            return 0.0
+        if rule == "perturb_training":
+            rows = self.training_rows(task, job.wildcards["kind"])
+        elif rule in ("leakage_check", "fairness_report"):  # every training set of the task
+            kinds = {self.methods[m]["data"] for m in self.config["methods"]["tasks"][task]}
+            rows = sum(self.training_rows(task, k) for k in kinds)
+            if rule == "leakage_check" and task == "sentiment":  # and BiasFinder's mutants
+                rows += sum(self.mutants(c) for c in self.config["biasfinder"]["characteristics"])
+        elif rule == "fairness_sets":
+            rows = sum(r for r, _ in self.fairness_texts(task))
+        else:
+            return 0.0
+        return rows * self.row_kb(task) / 1024
+
+    def _finetune_memory(self, job: Job, task: str) -> float:
+        """Base + the model with gradients and AdamW state (+ activations on a CPU) + the
+        largest run's training and validation texts, tokenised (token_bytes per token)."""
+        model = job.wildcards["model"]
+        s = self.training(task, model)
+        data = self.data(TASK_DATASET[task])
+        tokens = min(data["tokens"], s["max_length"])
+        per_row = (tokens * self._mem("token_bytes") + self._text_kb(tokens) * 1024) / 2**20
+        rows = max((train + held for _, train, held in self.finetune_runs(job, task)),
+                   default=0.0)
+        length = min(data["batch_tokens"], s["max_length"])
+        return (self._base("finetune", job) + rows * per_row
+                + self._weights_mb(model, True, job.gpus, s["batch_size"], length))
+
+    def _memory_pretrain_embedded(self, job: Job) -> float:
+        e = self.config["models"]["embedded"]
+        return self._base(job.rule, job) + self._weights_mb(
+            job.wildcards["model"], True, job.gpus, e["pretrain"]["batch_size"], e["max_length"])
+
+    def _predict_memory(self, job: Job, model: str, texts: Sequence[tuple[float, float]],
+                        max_length: int, base: float) -> float:
+        """``biasrepro predict``: ``base`` (the rule's peak on the embedded default, which
+        loads each method's model in turn; predict_base_mb for one tiny model), the weights, a
+        chunk of up to predict's CHUNK_ROWS rows (fitted, plus its model inputs' tokens) and
+        predict_row_bytes per row scored."""
+        from_chunk = 65536  # models/predict.py CHUNK_ROWS (tests/test_plan.py checks it)
+        rows = sum(r for r, _ in texts)
+        held = min(rows, from_chunk)
+        tokens = max((min(t, max_length) for _, t in texts), default=0)
+        return (base + (self._mem("cuda_host_mb") if job.gpus > 0 else 0.0)
+                + self._weights_mb(model, False, job.gpus)
+                + self._mem("predict_chunk_mb") * held / from_chunk
+                + held * tokens * self._mem("predict_token_bytes") / 2**20
+                + rows * self._mem("predict_row_bytes") / 2**20)
+
+    def _characteristics(self, job: Job) -> list[str]:
+        return sorted({Path(o).name.split(".")[0] for o in job.output})
+
+    def _memory_biasfinder_predict(self, job: Job) -> float:
+        model = job.wildcards["model"]
+        tokens = self.data(self.config["biasfinder"]["dataset"])["tokens"]
+        return self._predict_memory(job, model,
+                                    [(self.mutants(c), tokens) for c in self._characteristics(job)],
+                                    self.training("sentiment", model)["max_length"],
+                                    self._world(job.rule))
+
+    def _corpus_tokens(self) -> float:
+        bf = self.config["biasfinder"]
+        data = self.data(bf["dataset"])
+        return data[bf["split"]] * data["tokens"]
+
+    def _memory_biasfinder_parse(self, job: Job) -> float:
+        """spaCy (and a worker per further process) + every parsed Doc (parse_token_kb per
+        token); with fastcoref, torch and the coreference model too (on the CPU, one batch
+        of 16 segments of 512 tokens through one layer at a time)."""
+        bf = self.config["biasfinder"]
+        mb = (self._mem("spacy_mb") + self._corpus_tokens() * self._mem("parse_token_kb") / 1024
+              + (bf["parse"].get("n_process", 1) - 1) * self._mem("spacy_worker_mb")
+              + (self._mem("cuda_host_mb") if job.gpus > 0 else 0.0))
+        if bf["coref"]["backend"] == "fastcoref":
+            mb += self._mem("torch_mb") + self._weights_mb(bf["coref"]["model"], False,
+                                                           job.gpus, 16, 512)
+        return mb
+
+    def _memory_biasfinder_templates(self, job: Job) -> float:
+        return (self._mem("spacy_mb")
+                + self._corpus_tokens() * self._mem("docbin_token_kb") / 1024)
+
+    def _memory_biasfinder_mutants(self, job: Job) -> float:
+        """A characteristic's mutants, all held (mutant_row_kb, measured on world reviews;
+        longer reviews add their text)."""
+        data = self.costs["datasets"]["imdb"]
+        world = data["world"]["tokens"] if "world" in data else 0
+        tokens = self.data(self.config["biasfinder"]["dataset"])["tokens"]
+        per_row = self._mem("mutant_row_kb") + self._text_kb(max(0.0, tokens - world))
+        mutants = sum(self.mutants(c) for c in self._characteristics(job))
+        return self._world(job.rule) + mutants * per_row / 1024
+
+    def _memory_biasfinder_btc(self, job: Job) -> float:
+        mutants = sum(self.mutants(c) for c in self.config["biasfinder"]["characteristics"])
+        return self._mem("btc_base_mb") + mutants * self._mem("btc_row_kb") / 1024
+
+    def btc_pairs(self, characteristic: str) -> float:
+        """BTC pairs of one model: costs.yaml's (published or measured) at its mutants,
+        scaled by the square of the mutants the configuration builds (pairs per template
+        grow with the product of two classes' mutants)."""
+        bf = self.data(self.config["biasfinder"]["dataset"])["biasfinder"][characteristic]
+        return bf["btc"] * (self.mutants(characteristic) / bf["btc_mutants"]) ** 2
+
+    def _memory_biasfinder_annotation(self, job: Job) -> float:
+        pairs = sum(self.btc_pairs(c) for c in self.config["biasfinder"]["characteristics"])
+        return self._mem("python_mb") + pairs * self._mem("btc_pair_kb") / 1024
+
+    def _memory_restratify_training(self, job: Job) -> float:
+        """The masked LM + the training split and its synthetic rows (Civil Comments rows)."""
+        r = self.config["perturbation"]["restratify"]
+        rows = self.training_rows("toxicity", "stratified")
+        mb = self._base(job.rule, job) + rows * self.row_kb("toxicity") / 1024
+        if r["augmenter"] == "contextual":
+            length = min(self.data("civil_comments")["batch_tokens"],
+                         self._cost("batching", "nlpaug_max_tokens"))
+            mb += self._weights_mb(r["model"], False, job.gpus,
+                                   self._cost("batching", "nlpaug_rows"), length)
+        return mb
+
+    def _sentdebias_memory(self, job: Job) -> float:
+        """The encoder + the corpus's sentences, all held (sentence_bytes each)."""
+        s = self.config["representation"]["sentdebias"]
+        sentences = self.data("sentdebias_corpus")["sentences"]
+        if s.get("max_sentences") is not None:
+            sentences = min(sentences, s["max_sentences"])
+        return (self._base(job.rule, job) + sentences * self._mem("sentence_bytes") / 2**20
+                + self._weights_mb(job.wildcards["model"], False, job.gpus,
+                                   self._cost("batching", "sentdebias_rows"), s["max_length"]))
+
+    _memory_sentdebias_subspace = _sentdebias_memory
+    _memory_sentdebias_downstream = _sentdebias_memory
+
+    def _memory_representation_score(self, job: Job) -> float:
+        return self._base(job.rule, job) + self._weights_mb(
+            job.wildcards["model"], False, job.gpus, self._cost("batching", "seat_rows"), 64)
+
+    def _memory_prepare_civil_comments(self, job: Job) -> float:
+        """The kept rows (source splits kept, identity-annotated), civil_comments_row_kb each
+        (fitted to the 2,000,000-row measurement)."""
+        pre = self.config["preprocess"]["civil_comments"]
+        cc = self.data("civil_comments")
+        keep = pre.get("splits", "all")
+        rows = (cc["rows"] if keep == "all" or "source_rows" not in cc
+                else sum(cc["source_rows"][s] for s in keep))
+        return self._world(job.rule) + rows * self._mem("civil_comments_row_kb") / 1024
+
+    def _memory_prepare_imdb(self, job: Job) -> float:
+        imdb = self.data("imdb")
+        return self._world(job.rule) + (imdb["train"] + imdb["test"]) * self.row_kb(
+            "sentiment") / 1024
+
+    def _memory_imdb_gendered_perturbed_test(self, job: Job) -> float:
+        rows = self.gendered_rows("test") * (1 + self.data("imdb")["perturbed_ratio"])
+        return self._world(job.rule) + rows * self.row_kb("sentiment") / 1024
+
+
+def memory_warnings(jobs: Sequence[Job], model: CostModel) -> list[str]:
+    """One line per rule with a job whose estimated memory exceeds the memory it asks for
+    (its family's ``mem_mb``): the rule, its largest estimate, the family and its limit."""
+    worst: dict[str, tuple[float, Job]] = {}
+    for job in jobs:
+        if job.mem_mb <= 0:
+            continue
+        est = model.memory(job)
+        if est > job.mem_mb and est > worst.get(job.rule, (0.0, job))[0]:
+            worst[job.rule] = (est, job)
+    return [f"warning: rule {rule} needs about {est:,.0f} MB, more than the {job.mem_mb:,} MB "
+            f"of its family {job.family!r} (compute.families.{job.family}.mem_mb)"
+            for rule, (est, job) in worst.items()]
+
+
 def table(jobs: Sequence[Job], model: CostModel) -> list[dict[str, Any]]:
-    """One row per rule (in DAG order: its first job's level, then name) and a total row."""
+    """One row per rule (in DAG order: its first job's level, then name) and a total row:
+    GPU-hours low (early stopping at its earliest) and high (every configured epoch), the
+    rule's family, its largest job's estimated memory and the memory that job asks for."""
     rows: dict[str, dict[str, Any]] = {}
     first: dict[str, int] = {}
     for job in jobs:
         row = rows.setdefault(job.rule, {"rule": job.rule, "jobs": 0, "gpu_jobs": 0,
-                                         "gpu_hours": 0.0})
+                                         "gpu_hours_low": 0.0, "gpu_hours_high": 0.0,
+                                         "family": job.family, "mem_est_mb": 0.0,
+                                         "mem_mb": job.mem_mb})
         first[job.rule] = min(first.get(job.rule, job.level), job.level)
         row["jobs"] += 1
         if job.gpus > 0:
             row["gpu_jobs"] += 1
-            row["gpu_hours"] += model.seconds(job) / 3600
+            row["gpu_hours_low"] += model.seconds(job, low=True) / 3600
+            row["gpu_hours_high"] += model.seconds(job) / 3600
+        if job.mem_mb > 0:
+            est = model.memory(job)
+            if est > row["mem_est_mb"]:
+                row["mem_est_mb"], row["mem_mb"] = est, job.mem_mb
     out = sorted(rows.values(), key=lambda r: (first[r["rule"]], r["rule"]))
-    out.append({"rule": "total", **{c: sum(r[c] for r in out) for c in COLUMNS[1:]}})
+    total = {"rule": "total", **{c: sum(r[c] for r in out) for c in COLUMNS[1:5]},
+             "family": "", "mem_est_mb": max((r["mem_est_mb"] for r in out), default=0.0),
+             "mem_mb": ""}
+    out.append(total)
+    return out
+
+
+def family_estimates(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The largest estimated memory of each family's jobs, MB (from :func:`table`)."""
+    out: dict[str, float] = {}
+    for r in rows:
+        if r["family"]:
+            out[r["family"]] = max(out.get(r["family"], 0.0), r["mem_est_mb"])
     return out
 
 
 def render(rows: Sequence[dict[str, Any]], fmt: str, *, gpu: str, configfile: Path,
-           costs: Path = COSTS) -> str:
-    """The table as Markdown (with a line on what the estimate is) or CSV."""
+           costs: Path = COSTS, warnings: Sequence[str] = ()) -> str:
+    """The table as Markdown (with what the estimate is, and any memory warnings) or CSV."""
+    def cells(r: Mapping[str, Any], digits: int) -> list[Any]:
+        return [r["rule"], r["jobs"], r["gpu_jobs"], f"{r['gpu_hours_low']:.{digits}f}",
+                f"{r['gpu_hours_high']:.{digits}f}", r["family"],
+                f"{r['mem_est_mb']:.0f}" if r["mem_est_mb"] else "", r["mem_mb"] or ""]
+
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(COLUMNS)
-        writer.writerows([r["rule"], r["jobs"], r["gpu_jobs"], f"{r['gpu_hours']:.4f}"]
-                         for r in rows)
+        writer.writerows(cells(r, 4) for r in rows)
         return buf.getvalue()
     from biasrepro.io import markdown_table
 
-    shown = [r | {"gpu_hours": f"{r['gpu_hours']:.2f}"} for r in rows]
+    shown = [dict(zip(COLUMNS, cells(r, 2), strict=True)) for r in rows]
+    notes = "".join(f"\n{w}" for w in warnings)
     return (markdown_table(shown, COLUMNS) + f"\nJobs of `snakemake -n --forceall --configfile "
             f"{configfile}` with one GPU per GPU job; GPU-hours estimated for one {gpu} from "
-            f"the cost model in {costs} (src/biasrepro/plan.py).\n")
+            f"the cost model in {costs} (src/biasrepro/plan.py): low with early stopping at "
+            f"its earliest, high with every configured epoch. mem_est_mb: the peak host memory "
+            f"estimated for the rule's largest job; mem_mb: what that job asks for (its "
+            f"family's compute.families mem_mb).\n{notes.lstrip()}{chr(10) if notes else ''}")
 
 
 def run(configfile: Path, *, gpu: str = "h200", fmt: str = "md", out: Path | None = None,
@@ -478,9 +889,12 @@ def run(configfile: Path, *, gpu: str = "h200", fmt: str = "md", out: Path | Non
     gpu_class(cost_data, gpu, costs_path)  # before the DAG: a typo fails at once
     path = configfile if configfile.is_absolute() or configfile.exists() else repo / configfile
     jobs, config = dag_jobs(path.resolve(), repo)
-    model = CostModel(config, cost_data, gpu, costs_path)
+    model = CostModel(config, cost_data, gpu, costs_path, repo=repo)
+    warnings = memory_warnings(jobs, model)
+    for line in warnings:
+        log.warning("%s", line.removeprefix("warning: "))
     text = render(table(jobs, model), fmt, gpu=model.gpu, configfile=configfile,
-                  costs=costs or COSTS)
+                  costs=costs or COSTS, warnings=warnings)
     if out is not None:
         from biasrepro.io import atomic_outputs, write_text
 
