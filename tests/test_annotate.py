@@ -47,7 +47,8 @@ def test_sample_size_edges() -> None:
 
 
 def fake_pairs(counts: dict[str, int]) -> pd.DataFrame:
-    """``counts[c]`` BTC pairs of characteristic c, in the shape btc_pairs returns."""
+    """``counts[c]`` BTC pairs of characteristic c, in the shape btc_pairs returns, with
+    the texts ``pair_texts`` joins."""
     rows = []
     for characteristic, n in counts.items():
         for k in range(n):
@@ -59,7 +60,7 @@ def fake_pairs(counts: dict[str, int]) -> pd.DataFrame:
                 "pred_1": 1, "pred_2": 0, "prob_1": 0.8, "prob_2": 0.3,
                 "text_1": f"{characteristic} {k}: he was fine.",
                 "text_2": f"{characteristic} {k}: she was fine."})
-    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    return pd.DataFrame(rows, columns=[*PAIR_COLUMNS, "text_1", "text_2"])
 
 
 def test_sampling() -> None:
@@ -88,6 +89,37 @@ def test_sampling() -> None:
     # another characteristic's presence does not change a characteristic's sample
     alone = sample_for_annotation(pairs[pairs["characteristic"] == "gender"], seed=1)
     pd.testing.assert_frame_equal(alone, sample[sample["characteristic"] == "gender"])
+
+
+def test_sampling_pair_files_a_batch_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """Pair files as ``btc`` writes them (one characteristic each, sorted) are sampled
+    without being held, and give the sample the whole table gives; other files are read
+    whole, with the same result."""
+    import biasrepro.biasfinder.annotate as annotate
+    from biasrepro.biasfinder.btc import write_pairs
+
+    pairs = fake_pairs({"gender": 60, "occupation": 2000, "country": 5})[PAIR_COLUMNS]
+    expected = sample_for_annotation(pairs, seed=1)
+    files = []
+    for c, group in pairs.groupby("characteristic"):
+        files.append(tmp_path / f"{c}.parquet")
+        write_pairs(group.sort_values(["template_id", "id_1", "id_2"]), files[-1])
+    write_pairs(pairs.iloc[:0], tmp_path / "none.parquet")  # a model without BTCs
+    with monkeypatch.context() as m:
+        m.setattr(annotate, "read_parquet", None)  # never read whole
+        for batch_rows in (7, 1 << 16):
+            got = annotate.sample_pair_files([*files, tmp_path / "none.parquet"], seed=1,
+                                             batch_rows=batch_rows)
+            pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+        fixed = annotate.sample_pair_files(files, seed=1, size=40, batch_rows=100)
+        pd.testing.assert_frame_equal(fixed, sample_for_annotation(pairs, seed=1, size=40),
+                                      check_dtype=False)
+    write_pairs(pairs, tmp_path / "mixed.parquet")  # several characteristics, unsorted
+    got = annotate.sample_pair_files([tmp_path / "mixed.parquet"], seed=1, batch_rows=7)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    with pytest.raises(DataError, match="missing required column"):
+        pairs.drop(columns="aligned").to_parquet(tmp_path / "old.parquet")
+        annotate.sample_pair_files([tmp_path / "old.parquet"], seed=1)
 
 
 def fill(sheet: pd.DataFrame, verdicts: dict[str, tuple[str, str, str, str]]) -> pd.DataFrame:
@@ -231,4 +263,4 @@ def test_annotation_file_errors(tmp_path: Path) -> None:
 def test_empty_pairs_give_an_empty_sample() -> None:
     sample = sample_for_annotation(fake_pairs({}), seed=0)
     assert len(sample) == 0 and "btc_id" in sample.columns
-    assert np.array_equal(sample.columns[1:14], PAIR_COLUMNS)
+    assert np.array_equal(sample.columns[1:12], PAIR_COLUMNS)

@@ -71,3 +71,15 @@ def test_predict_scale_benchmark_runs_small() -> None:
                "--per-template", "20")
     assert "predict, 2,000 mutants:" in out and "naive whole-input pass, 2,000 mutants:" in out
     assert "2000 rows," in out
+
+
+def test_btc_scale_benchmark_runs_small() -> None:
+    out = _run("btc_scale.py", "--rows", "3000", "--naive-rows", "2000", "--per-template", "30")
+    assert "btc, 3,000 mutants:" in out and "naive pairs with texts, 2,000 mutants:" in out
+    assert "3,000 mutants of 100 templates" in out and "annotate sample" in out
+
+
+def test_sentdebias_scale_benchmark_runs_small() -> None:
+    out = _run("sentdebias_scale.py", "--sentences", "3000", "--naive-sentences", "2000")
+    assert "subspace, 3,000 sentences:" in out and "naive whole-corpus pass, 2,000" in out
+    assert "counterfactual tuples of" in out

@@ -104,6 +104,8 @@ def test_mutants_btcs_and_table_are_consistent(steps: Path) -> None:
         assert table[c]["btc"] == counts["btc"].sum() == len(pairs)
         assert (pairs["pred_1"] != pairs["pred_2"]).all()
         assert (pairs["class_1"] != pairs["class_2"]).all()
+        assert not {"text", "text_1", "text_2"} & set(pairs.columns)  # ids only
+        assert set(pairs["id_1"]) | set(pairs["id_2"]) <= set(mutants["id"])
         assert not mutants["text"].str.contains("<", regex=False).any()
     # the gender "model" labels every male mutant positive and every female one negative
     counts = pd.read_parquet(steps / "counts-gender.parquet")
@@ -116,10 +118,18 @@ def test_mutants_btcs_and_table_are_consistent(steps: Path) -> None:
 
 def test_annotation_sample_and_scoring_round_trip(steps: Path, tmp_path: Path) -> None:
     pairs = [steps / f"btc-{c}.parquet" for c in CHARACTERISTICS]
-    run("annotate", "sample", "--pairs", *pairs, "--settings", json.dumps(SETTINGS),
+    mutants = [steps / f"mutants-{c}.parquet" for c in CHARACTERISTICS]
+    run("annotate", "sample", "--pairs", *pairs, "--mutants", *mutants,
+        "--settings", json.dumps(SETTINGS),
         "--out", tmp_path / "sample.csv", "--key", tmp_path / "key.csv",
         "--guide", tmp_path / "guide.md")
     sample = pd.read_csv(tmp_path / "sample.csv")
+    # the texts shown are the sampled mutants' own, joined from the mutants files by id
+    key = pd.read_csv(tmp_path / "key.csv").set_index("btc_id").loc[sample["btc_id"]]
+    text = pd.concat([pd.read_parquet(m) for m in mutants]).set_index("id")["text"]
+    assert len(sample) > 0
+    assert sample["text_1"].tolist() == text.loc[key["id_1"]].tolist()
+    assert sample["text_2"].tolist() == text.loc[key["id_2"]].tolist()
     assert sample[["coherent_1", "sentiment_1"]].isna().all().all()
     for name, coherent in (("a", "yes"), ("b", "no")):
         filled = sample.assign(coherent_1="yes", coherent_2=coherent, sentiment_1="positive",

@@ -1,4 +1,4 @@
-"""Failure detection: BTC counts, BTC pairs, predictions and Table 4 (issue #4, item 6)."""
+"""Failure detection: BTC counts, BTC pairs, predictions and Table 4."""
 
 from __future__ import annotations
 
@@ -7,19 +7,24 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
+import biasrepro.biasfinder.btc as btc
 from biasrepro.biasfinder.btc import (
     COUNT_COLUMNS,
     PAIR_COLUMNS,
     btc_pairs,
     class_counts,
+    iter_btc_pairs,
     join_predictions,
+    pair_texts,
     score_mutants,
     summarize,
     table_rows,
     template_counts,
     write_btc,
+    write_pairs,
     write_table,
 )
 from biasrepro.errors import ConfigError, DataError
@@ -86,7 +91,8 @@ def test_hand_counted_templates() -> None:
     assert (pairs["id_1"].str.split("#").str[0] == pairs["template_id"]).all()
     first = pairs.iloc[0]
     assert (first["id_1"], first["id_2"], bool(first["aligned"])) == ("t1#0000", "t1#0004", True)
-    assert first["text_1"] == scored.loc[0, "text"] and first["prob_2"] == 0.1
+    assert first["prob_2"] == 0.1
+    assert not {"text", "text_1", "text_2"} & set(pairs.columns)  # texts stay in the mutants
 
 
 def test_templates_with_different_class_sets() -> None:
@@ -158,6 +164,65 @@ def test_deterministic_and_order_independent() -> None:
     pd.testing.assert_frame_equal(template_counts(scored), template_counts(shuffled))
     sorted_pairs = btc_pairs(scored).sort_values(["template_id", "id_1", "id_2"])
     pd.testing.assert_frame_equal(btc_pairs(scored), sorted_pairs.reset_index(drop=True))
+
+
+def test_chunked_pairs_equal_unchunked(tmp_path, monkeypatch) -> None:
+    """A chunk of templates at a time (here one template, or a few rows of a row group)
+    gives the same rows and, written, the same bytes as one pass."""
+    scored = random_scored(4)
+    whole = btc_pairs(scored)
+    assert len(whole) > 200
+    for chunk in (1, 7, 150):
+        tables = list(iter_btc_pairs(scored, chunk_candidates=chunk))
+        assert len(tables) > 1
+        pd.testing.assert_frame_equal(btc_pairs(scored, chunk_candidates=chunk), whole)
+    for aligned in (False, True):
+        pd.testing.assert_frame_equal(
+            btc_pairs(scored, aligned_only=aligned, chunk_candidates=3),
+            btc_pairs(scored, aligned_only=aligned))
+    # written: row groups of a fixed size whatever the chunks, so byte-identical files
+    monkeypatch.setattr(btc, "PAIR_ROW_GROUP", 64)
+    write_pairs(whole, tmp_path / "frame.parquet")
+    write_pairs(iter_btc_pairs(scored), tmp_path / "one.parquet")
+    n = write_pairs(iter_btc_pairs(scored, chunk_candidates=5), tmp_path / "chunked.parquet")
+    assert n == len(whole)
+    data = {p.name: p.read_bytes() for p in tmp_path.glob("*.parquet")}
+    assert data["frame.parquet"] == data["one.parquet"] == data["chunked.parquet"]
+    back = pd.read_parquet(tmp_path / "chunked.parquet")
+    pd.testing.assert_frame_equal(back, whole, check_dtype=False)
+    assert list(back.columns) == PAIR_COLUMNS and "text_1" not in back.columns
+    assert pq.ParquetFile(tmp_path / "chunked.parquet").num_row_groups == -(-n // 64)
+    # no BTC at all: an empty file of the same columns
+    none = scored.assign(pred=0, prob=0.1)
+    write_pairs(iter_btc_pairs(none), tmp_path / "none.parquet")
+    assert list(pd.read_parquet(tmp_path / "none.parquet").columns) == PAIR_COLUMNS
+    assert len(btc_pairs(none)) == 0 and list(btc_pairs(none).columns) == PAIR_COLUMNS
+
+
+def test_pair_texts_from_the_mutants_file(tmp_path) -> None:
+    """Pairs hold ids only; the texts of a few are read from the mutants file by id."""
+    from biasrepro.biasfinder.mutants import COLUMNS, write_mutants
+
+    scored = random_scored(5)
+    path = tmp_path / "mutants.parquet"
+    write_mutants(scored[list(COLUMNS)], path)
+    pairs = btc_pairs(scored)
+    sample = pairs.sample(n=25, random_state=0)
+    shown = pair_texts(sample, [path])
+    text = scored.set_index("id")["text"]
+    assert shown["text_1"].tolist() == text.loc[sample["id_1"]].tolist()
+    assert shown["text_2"].tolist() == text.loc[sample["id_2"]].tolist()
+    pd.testing.assert_frame_equal(shown[PAIR_COLUMNS], sample)
+    pd.testing.assert_frame_equal(pair_texts(sample, scored), shown)
+    # only the wanted rows and columns, a few rows at a time
+    from biasrepro.io import read_parquet_rows
+    some = sample["id_1"].tolist()[:5]
+    rows = read_parquet_rows(path, key="id", values=some, columns=["text"], batch_rows=7)
+    assert list(rows.columns) == ["text"]
+    assert sorted(rows["text"]) == sorted(text.loc[list(set(some))])
+    assert len(read_parquet_rows(path, key="id", values=[], columns=["id", "text"])) == 0
+    with pytest.raises(DataError, match="not in the mutants given"):
+        pair_texts(sample, scored[~scored["id"].isin(sample["id_2"].iloc[:1])])
 
 
 def test_gender_alignment() -> None:

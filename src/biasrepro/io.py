@@ -15,6 +15,7 @@ data gives the same bytes (sorted JSON keys, no timestamps, fixed Parquet settin
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import gzip
@@ -34,6 +35,7 @@ from typing import IO, Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from biasrepro.errors import DataError
@@ -472,20 +474,65 @@ def read_list(path: str | Path, required: Sequence[str], optional: Sequence[str]
     return frame.apply(lambda s: s.map(lambda v: str(v).strip()))
 
 
-def read_parquet(path: str | Path, *, what: str = "Parquet file") -> pd.DataFrame:
+def read_parquet(path: str | Path, *, what: str = "Parquet file",
+                 columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A Parquet file as a frame; a missing, empty or unreadable file is a DataError
-    naming it (``what`` says what the file should have been)."""
+    naming it (``what`` says what the file should have been). With ``columns``, only those
+    are read (the others are never decoded), in that order; a missing one is a DataError."""
     path = Path(path)
     require_file(path)
     try:
-        frame = pd.read_parquet(path)
+        if columns is not None:
+            require_columns(pq.read_schema(path).names, columns, file=path)
+        frame = pd.read_parquet(path, columns=None if columns is None else list(columns))
     except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
         raise DataError(f"not a readable {what} ({e})", file=path) from None
     names = [str(c) for c in frame.columns]
     repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if repeated is not None:
         raise DataError("column name repeated; rename one", file=path, column=repeated)
+    for i, dtype in enumerate(frame.dtypes):  # dictionary-encoded (categorical): as values
+        if isinstance(dtype, pd.CategoricalDtype):
+            frame.isetitem(i, frame.iloc[:, i].astype(dtype.categories.dtype))
     return frame
+
+
+def read_parquet_schema(path: str | Path, *, what: str = "Parquet file",
+                        columns: Sequence[str] = ()) -> pa.Schema:
+    """The Arrow schema of a Parquet file (its footer only), with ``columns`` required;
+    errors as :func:`read_parquet`."""
+    path = Path(path)
+    require_file(path)
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DataError(f"not a readable {what} ({e})", file=path) from None
+    require_columns(schema.names, columns, file=path)
+    return schema
+
+
+def read_parquet_rows(path: str | Path, *, key: str, values: Sequence[Any],
+                      columns: Sequence[str], what: str = "Parquet file",
+                      batch_rows: int = 1 << 15) -> pd.DataFrame:
+    """Only the rows of a Parquet file whose ``key`` column is in ``values``, and only
+    ``columns`` (``key`` among them), in file order: the file is read ``batch_rows`` rows at a
+    time and each batch filtered before the next is read, so a sample of a large file (a few
+    texts of a million-row mutants table) costs a batch, not the file. Errors as
+    :func:`read_parquet`."""
+    path = Path(path)
+    require_file(path)
+    wanted = list(dict.fromkeys([key, *columns]))
+    try:
+        source = pq.ParquetFile(path)
+        require_columns(source.schema_arrow.names, wanted, file=path)
+        lookup = pa.array(list(values), type=source.schema_arrow.field(key).type)
+        kept = [batch.filter(pc.is_in(batch.column(key), value_set=lookup))
+                for batch in source.iter_batches(batch_size=batch_rows, columns=wanted)]
+        table = (pa.Table.from_batches(kept, schema=kept[0].schema) if kept
+                 else source.schema_arrow.empty_table().select(wanted))
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DataError(f"not a readable {what} ({e})", file=path) from None
+    return table.select(list(dict.fromkeys(columns))).to_pandas()
 
 
 def read_text(path: str | Path, *, member: str | None = None) -> str:
@@ -504,6 +551,55 @@ def read_text(path: str | Path, *, member: str | None = None) -> str:
         raise DataError("NUL character in the text (a binary or UTF-16 file?)", file=file,
                         row=text[:text.index("\x00")].count("\n") + 1)
     return text
+
+
+#: what ``str.splitlines`` ends a line at (``\r\n`` counts as one break)
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def iter_text_lines(path: str | Path, *, member: str | None = None,
+                    block_bytes: int = 1 << 22) -> Iterator[list[str]]:
+    """``read_text(path).splitlines()`` a block of lines at a time (about ``block_bytes`` of
+    the file each), so that a large text file is never held whole: the same lines (a block
+    ends only at a line break, and ``\r\n`` split across two blocks is one break) and the
+    same errors naming the same line, an encoding error anywhere in the file reported before
+    a NUL character, as :func:`read_text` reports them; lines before an error are yielded."""
+    file = member_name(path, member)
+    with open_input(path, member=member) as stream:
+        pending, carry, newlines, nul_row = b"", "", 0, None
+        while True:
+            raw = stream.read(block_bytes)
+            final = not raw
+            data = pending + raw
+            try:
+                text, used = codecs.utf_8_decode(data, "strict", final)
+            except UnicodeDecodeError as e:
+                bad = data[e.start:e.start + 1].decode("utf-8", "surrogateescape")
+                raise DataError(_undecodable_hint(bad), file=file,
+                                row=newlines + data[:e.start].count(b"\n") + 1) from None
+            pending = data[used:]
+            if nul_row is None and "\x00" in text:
+                nul_row = newlines + text[:text.index("\x00")].count("\n") + 1
+            newlines += text.count("\n")
+            if nul_row is not None:  # decode the rest: an encoding error is named first
+                if final:
+                    raise DataError("NUL character in the text (a binary or UTF-16 file?)",
+                                    file=file, row=nul_row)
+                continue
+            text = carry + text
+            lines = text.splitlines()
+            if final:
+                if lines:
+                    yield lines
+                return
+            if not text or text[-1] not in _LINE_BREAKS:
+                carry = lines.pop() if lines else ""    # a line still being read
+            elif text[-1] == "\r":
+                carry = lines.pop() + "\r"             # its "\n" may open the next block
+            else:
+                carry = ""
+            if lines:
+                yield lines
 
 
 def read_json(path: str | Path) -> Any:

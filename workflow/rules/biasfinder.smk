@@ -1,4 +1,4 @@
-"""BiasFinder: word lists, parse once, templates, mutants, predictions, BTCs (issue #4)."""
+"""BiasFinder: word lists, parse once, templates, mutants, predictions, BTCs."""
 
 
 wildcard_constraints:
@@ -242,7 +242,11 @@ for _root in RUN_ROOTS:
 rule biasfinder_annotation:
     """RQ2: a Cochran-sized random sample of each characteristic's BTCs for annotators."""
     input:
-        rules.biasfinder_btc.output.pairs,
+        pairs=rules.biasfinder_btc.output.pairs,
+        mutants=expand(
+            "results/biasfinder/{{corpus}}/mutants/{characteristic}.parquet",
+            characteristic=BF_CHARACTERISTICS,
+        ),
     output:
         sample="results/biasfinder/{corpus}/annotation/{model}/{method}/sample.csv",
         key="results/biasfinder/{corpus}/annotation/{model}/{method}/key.csv",
@@ -258,7 +262,8 @@ rule biasfinder_annotation:
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py biasfinder annotate sample --pairs {input:q}"
+        "python workflow/scripts/biasrepro.py biasfinder annotate sample --pairs {input.pairs:q}"
+        " --mutants {input.mutants:q}"
         " --settings {params.settings:q} --out {output.sample:q} --key {output.key:q}"
         " --guide {output.guide:q} > {log:q} 2>&1"
 

@@ -46,7 +46,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.biasfinder.btc import check_mutants, join_predictions, summarize, template_counts
+from biasrepro.biasfinder.btc import (
+    MUTANT_COLUMNS,
+    check_mutants,
+    join_predictions,
+    summarize,
+    template_counts,
+)
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
@@ -146,7 +152,7 @@ def balanced_mutants(balanced: pd.DataFrame, *, file: Path) -> pd.DataFrame:
         "id": balanced["id"], "template_id": balanced["source_id"],
         "characteristic": balanced["attribute"], "class": balanced["identity"],
         "align": "", "text": balanced["text"], "label": balanced["label"]})
-    check_mutants(mutants, file=file)
+    check_mutants(mutants, file=file, columns=(*MUTANT_COLUMNS, "text"))
     return mutants
 
 

@@ -1,4 +1,4 @@
-"""Human validation of BTCs (BiasFinder §6, RQ2; issue #4, item 7).
+"""Human validation of BTCs (BiasFinder §6, RQ2).
 
 The paper sampled BTCs per characteristic for two annotators, sized by Cochran's formula
 for a 5 % margin of error at 95 % confidence with the finite population correction (375,
@@ -7,7 +7,9 @@ marked each mutant text coherent or not and gave its sentiment; a BTC is a *true
 when both texts are coherent and of the same sentiment. Table 5 reports the true-positive
 rate per annotator and characteristic, and the paper an average Cohen's κ of 0.485.
 
-Files: :func:`export_for_annotation` writes (1) the CSV the annotators fill — the two texts
+Files: :func:`sample_for_annotation` samples BTC pairs (kept by mutant id),
+:func:`biasrepro.biasfinder.btc.pair_texts` joins the sampled pairs' texts from the mutants
+file, and :func:`export_for_annotation` writes (1) the CSV the annotators fill — the two texts
 in a per-row random order, so the class of each text cannot be told from its column; (2) a
 Markdown guide; (3) a *key* CSV (``btc_id`` → template, mutant ids, classes, predictions,
 in the order shown) that stays with the experimenter, to trace a judgement back to its
@@ -25,12 +27,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 
 from biasrepro.biasfinder.btc import PAIR_COLUMNS, characteristic_order
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, read_table, require_columns, write_text
+from biasrepro.io import (
+    atomic_outputs,
+    read_parquet,
+    read_parquet_schema,
+    read_table,
+    require_columns,
+    write_text,
+)
 
 ANNOTATION_COLUMNS = ["btc_id", "characteristic", "text_1", "text_2", "coherent_1",
                       "coherent_2", "sentiment_1", "sentiment_2"]
@@ -42,6 +54,8 @@ FILLED_COLUMNS = ("btc_id", "characteristic", "coherent_1", "coherent_2", "senti
 YES_NO = {"yes": True, "y": True, "1": True, "true": True,
           "no": False, "n": False, "0": False, "false": False}
 SENTIMENT = {"positive": 1, "pos": 1, "1": 1, "negative": 0, "neg": 0, "0": 0}
+#: the order BTCs are sampled in (``btc`` writes each characteristic's pairs in it)
+SAMPLE_ORDER = ("characteristic", "template_id", "id_1", "id_2")
 
 GUIDE = """\
 # Annotating bias-uncovering test cases
@@ -99,48 +113,145 @@ def _rng(seed: int, characteristic: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(characteristic.encode("utf-8"))])
 
 
+def _check_size(size: int | None) -> None:
+    if size is not None and (isinstance(size, bool) or size < 0):
+        raise ConfigError(f"sample size must be a non-negative integer, not {size!r}")
+
+
+def _draw(population: int, characteristic: str, *, seed: int, size: int | None,
+          margin: float, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The positions sampled among a characteristic's ``population`` BTCs (in their sorted
+    order) and which of them are shown swapped."""
+    n = cochran_sample_size(population, margin=margin, confidence=confidence) \
+        if size is None else min(int(size), population)
+    rng = _rng(seed, characteristic)
+    at = rng.choice(population, size=n, replace=False)
+    return at, rng.random(n) < 0.5
+
+
+def _swapped(chosen: pd.DataFrame, swap: np.ndarray, characteristic: str) -> pd.DataFrame:
+    chosen = chosen.reset_index(drop=True)
+    for left, right in (("id_1", "id_2"), ("class_1", "class_2"), ("pred_1", "pred_2"),
+                        ("prob_1", "prob_2"), ("text_1", "text_2")):
+        if left not in chosen.columns:
+            continue
+        a, b = chosen[left].to_numpy(), chosen[right].to_numpy()
+        chosen[left], chosen[right] = np.where(swap, b, a), np.where(swap, a, b)
+    chosen.insert(0, "btc_id", [f"{characteristic}-{k:04d}" for k in range(len(chosen))])
+    chosen["swapped"] = swap
+    return chosen
+
+
+def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame(columns=["btc_id", *PAIR_COLUMNS, "swapped"])
+    return pd.concat(parts, ignore_index=True)
+
+
 def sample_for_annotation(pairs: pd.DataFrame, *, seed: int, size: int | None = None,
                           margin: float = 0.05, confidence: float = 0.95) -> pd.DataFrame:
-    """A seeded random sample of BTC pairs (``btc_pairs`` output) for annotation (RQ2).
+    """A seeded random sample of BTC pairs (``btc_pairs`` output) for annotation (RQ2);
+    join their texts with :func:`biasrepro.biasfinder.btc.pair_texts` before exporting
+    (:func:`sample_pair_files` takes the same sample from pair files, a batch at a time).
 
     Each characteristic is sampled without replacement from its own BTCs: ``size`` of them
     (all when it has fewer), or by default Cochran's size for its population at ``margin``
     and ``confidence``. Within each row the two mutants are swapped at random (seeded;
-    ``swapped`` records it), so ``text_1`` is not always the lower mutant id's class.
+    ``swapped`` records it, with ``text_1``/``text_2`` when present), so ``id_1`` is not
+    always the lower mutant id's class.
     Rows come in sampling order per characteristic with ids ``{characteristic}-{k:04d}``;
     the result does not depend on the row order of ``pairs``.
     """
     require_columns(list(pairs.columns), PAIR_COLUMNS, file="BTC pairs")
-    if size is not None and (isinstance(size, bool) or size < 0):
-        raise ConfigError(f"sample size must be a non-negative integer, not {size!r}")
-    ordered = pairs.sort_values(["characteristic", "template_id", "id_1", "id_2"],
-                                kind="stable").reset_index(drop=True)
+    _check_size(size)
+    ordered = pairs.sort_values(list(SAMPLE_ORDER), kind="stable").reset_index(drop=True)
     parts = []
     for characteristic in characteristic_order(ordered["characteristic"].unique().tolist()):
         group = ordered[ordered["characteristic"] == characteristic].reset_index(drop=True)
-        n = cochran_sample_size(len(group), margin=margin, confidence=confidence) \
-            if size is None else min(int(size), len(group))
-        rng = _rng(seed, characteristic)
-        chosen = group.iloc[rng.choice(len(group), size=n, replace=False)].reset_index(drop=True)
-        swap = rng.random(n) < 0.5
-        for left, right in (("id_1", "id_2"), ("class_1", "class_2"), ("pred_1", "pred_2"),
-                            ("prob_1", "prob_2"), ("text_1", "text_2")):
-            a, b = chosen[left].to_numpy(), chosen[right].to_numpy()
-            chosen[left], chosen[right] = np.where(swap, b, a), np.where(swap, a, b)
-        chosen.insert(0, "btc_id", [f"{characteristic}-{k:04d}" for k in range(n)])
-        chosen["swapped"] = swap
-        parts.append(chosen)
-    if not parts:
-        return pd.DataFrame(columns=["btc_id", *PAIR_COLUMNS, "swapped"])
-    return pd.concat(parts, ignore_index=True)
+        at, swap = _draw(len(group), characteristic, seed=seed, size=size, margin=margin,
+                         confidence=confidence)
+        parts.append(_swapped(group.iloc[at], swap, characteristic))
+    return _joined(parts)
+
+
+def _scan(path: Path, batch_rows: int) -> tuple[str, int] | None:
+    """``(characteristic, rows)`` of a pair file whose rows all have one characteristic and
+    come sorted by ``template_id``, ``id_1``, ``id_2`` (as ``btc`` writes them), read a
+    batch of those columns at a time; None for any other file (``("", 0)`` when empty)."""
+    keys = [("template_id", "ascending"), ("id_1", "ascending"), ("id_2", "ascending")]
+    found: str | None = None
+    rows = 0
+    last: tuple[str, str, str] | None = None
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows,
+                                                   columns=list(SAMPLE_ORDER)):
+        if not len(batch):
+            continue
+        if any(batch.column(k).null_count for k in SAMPLE_ORDER):
+            return None
+        kinds = pc.unique(batch.column("characteristic")).to_pylist()
+        if len(kinds) != 1 or (found is not None and kinds[0] != found):
+            return None
+        found = kinds[0]
+        order = pc.sort_indices(batch, sort_keys=keys).to_numpy()
+        if not np.array_equal(order, np.arange(len(batch))):
+            return None
+        first = tuple(batch.column(k)[0].as_py() for k, _ in keys)
+        if last is not None and first < last:
+            return None
+        last = tuple(batch.column(k)[len(batch) - 1].as_py() for k, _ in keys)
+        rows += len(batch)
+    return (found or "", rows)
+
+
+def sample_pair_files(paths: Sequence[str | Path], *, seed: int, size: int | None = None,
+                      margin: float = 0.05, confidence: float = 0.95,
+                      batch_rows: int = 1 << 16) -> pd.DataFrame:
+    """:func:`sample_for_annotation` of the pairs in ``paths`` (files written by ``btc``),
+    the same sample, without holding them: when each file holds one characteristic, each
+    characteristic is in one file and the rows are in ``btc``'s order, the files are read
+    twice a batch at a time (once to check and count, once to pick the sampled rows), so the
+    ~10⁷ BTCs of a near-random model cost a batch; other files are read whole."""
+    _check_size(size)
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        read_parquet_schema(path, what="BTC pair file", columns=PAIR_COLUMNS)
+    scans = [_scan(path, batch_rows) for path in paths]
+    named = [s[0] for s in scans if s is not None and s[1]]
+    if any(s is None for s in scans) or len(named) != len(set(named)):
+        pairs = pd.concat([read_parquet(p, what="BTC pair file", columns=PAIR_COLUMNS)
+                           for p in paths], ignore_index=True)
+        return sample_for_annotation(pairs, seed=seed, size=size, margin=margin,
+                                     confidence=confidence)
+    parts = []
+    by_name = {s[0]: (path, s[1]) for path, s in zip(paths, scans, strict=True)
+               if s is not None and s[1]}
+    for characteristic in characteristic_order(list(by_name)):
+        path, rows = by_name[characteristic]
+        at, swap = _draw(rows, characteristic, seed=seed, size=size, margin=margin,
+                         confidence=confidence)
+        wanted = np.sort(at)
+        picked, start = [], 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows,
+                                                       columns=PAIR_COLUMNS):
+            lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
+            if hi > lo:
+                picked.append(batch.take(pa.array(wanted[lo:hi] - start)))
+            start += len(batch)
+        table = pa.Table.from_batches(picked) if picked else None
+        chosen = table.to_pandas() if table is not None else pd.DataFrame(columns=PAIR_COLUMNS)
+        chosen = chosen.iloc[np.searchsorted(wanted, at)]  # back to the sampling order
+        parts.append(_swapped(chosen, swap, characteristic))
+    return _joined(parts)
 
 
 def export_for_annotation(sample: pd.DataFrame, csv_path: str | Path, *,
                           guide_path: str | Path, key_path: str | Path) -> None:
     """Write the annotators' CSV (texts plus four empty columns to fill), the Markdown guide
     and the experimenter's key CSV — all or none (one atomic block). The guide and key paths
-    are keyword-only so that the two cannot be swapped silently."""
-    require_columns(list(sample.columns), ["btc_id", *PAIR_COLUMNS], file="annotation sample")
+    are keyword-only so that the two cannot be swapped silently. ``sample`` needs the
+    texts (:func:`biasrepro.biasfinder.btc.pair_texts`)."""
+    require_columns(list(sample.columns), ["btc_id", *PAIR_COLUMNS, "text_1", "text_2"],
+                    file="annotation sample")
     sheet = sample[["btc_id", "characteristic", "text_1", "text_2"]].assign(
         coherent_1="", coherent_2="", sentiment_1="", sentiment_2="")
     with atomic_outputs(csv_path, guide_path, key_path) as (csv_tmp, guide_tmp, key_tmp):

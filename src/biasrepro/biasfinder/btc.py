@@ -1,4 +1,4 @@
-"""Failure detection: bias-uncovering test cases (BTCs) from scored mutants (issue #4, item 6).
+"""Failure detection: bias-uncovering test cases (BTCs) from scored mutants.
 
 BiasFinder's failure detection engine (Asyrofi et al., TSE 2022, §3 and §4–5, "Failure
 Detection Engine") groups the mutants of one template and pairs mutants of *different
@@ -14,22 +14,33 @@ the *last* template's class list, §7.11, is not repeated), and the counts are a
 for *aligned* pairs only (§7.4): cross-class pairs with equal ``align`` keys (name i ↔ name
 i, noun pair j ↔ its counterpart); occupation and country mutants have ``align == ""``, so
 all their cross-class pairs are aligned.
+
+A near-random model gives about P_t·N_t ≈ n_t²/4 BTCs per template (some 10⁷ on the
+paper's ~1.1 M occupation mutants), so BTC pairs are kept by mutant id only (no texts: two
+reviews per pair would be tens of GB), built and written a chunk of templates at a time
+(:func:`iter_btc_pairs`, :func:`write_pairs`); :func:`pair_texts` joins the texts of the
+few pairs shown to people (the annotation sample) from the mutants file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
     markdown_table,
     read_json,
+    read_parquet_rows,
     require_columns,
     write_json,
     write_parquet,
@@ -39,8 +50,9 @@ from biasrepro.io import (
 if TYPE_CHECKING:
     from biasrepro.models.predict import ModelLike
 
-#: the mutant columns failure detection reads (the mutants contract has ``values`` too)
-MUTANT_COLUMNS = ("id", "template_id", "characteristic", "class", "align", "text")
+#: the mutant columns failure detection reads (the mutants contract has ``values``, ``text``
+#: and ``label`` too; only scoring a model here needs ``text``)
+MUTANT_COLUMNS = ("id", "template_id", "characteristic", "class", "align")
 PREDICTION_COLUMNS = ("id", "prob", "pred")
 #: the paper's order of the characteristics in Table 4; others follow alphabetically
 CHARACTERISTICS = ("gender", "occupation", "country")
@@ -48,8 +60,21 @@ CHARACTERISTICS = ("gender", "occupation", "country")
 COUNT_COLUMNS = ["template_id", "characteristic", "n_mutants", "n_classes", "btc",
                  "possible_pairs", "btc_rate", "aligned_pairs", "aligned_btc", "n_positive",
                  "n_negative"]
+#: a BTC pair names its two mutants by id; their texts stay in the mutants file, joined
+#: only where pairs are shown to people (:func:`pair_texts`)
 PAIR_COLUMNS = ["template_id", "characteristic", "id_1", "id_2", "class_1", "class_2",
-                "aligned", "pred_1", "pred_2", "prob_1", "prob_2", "text_1", "text_2"]
+                "aligned", "pred_1", "pred_2", "prob_1", "prob_2"]
+PAIR_SCHEMA = pa.schema([("template_id", pa.string()), ("characteristic", pa.string()),
+                         ("id_1", pa.string()), ("id_2", pa.string()),
+                         ("class_1", pa.string()), ("class_2", pa.string()),
+                         ("aligned", pa.bool_()), ("pred_1", pa.int64()), ("pred_2", pa.int64()),
+                         ("prob_1", pa.float64()), ("prob_2", pa.float64())])
+#: rows per row group of a pair file (as :func:`biasrepro.io.write_parquet`)
+PAIR_ROW_GROUP = 1 << 20
+#: candidate (positive, negative) pairs of one chunk of templates: bounds the memory of
+#: :func:`iter_btc_pairs` (about 200 bytes each, index arrays and the pairs' Arrow columns)
+#: whatever the number of templates and BTCs
+CHUNK_CANDIDATES = 1 << 19
 SUMMARY_COLUMNS = ["characteristic", "classes", "templates", "mutants", "btc", "possible_pairs",
                    "btc_rate", "aligned_pairs", "aligned_btc", "aligned_btc_rate",
                    "templates_with_btc"]
@@ -60,6 +85,11 @@ SUMMARY_COLUMNS = ["characteristic", "classes", "templates", "mutants", "btc", "
 def _first_bad(mask: np.ndarray) -> int | None:
     hits = np.flatnonzero(mask)
     return int(hits[0]) if len(hits) else None
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message: a NumPy scalar as the Python value it holds."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
@@ -82,7 +112,7 @@ def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
             not_str = ~np.fromiter((isinstance(v, str) for v in values), bool, len(values))
         row = _first_bad(not_str)
         if row is not None:
-            raise DataError(f"not a string ({values.iloc[row]!r})", file=file, row=row + 1,
+            raise DataError(f"not a string ({_shown(values.iloc[row])})", file=file, row=row + 1,
                             column=column)
         if column != "align":
             row = _first_bad(values.str.strip().eq("").to_numpy(dtype=bool))
@@ -106,23 +136,56 @@ def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
                         "a BTC needs two classes of one template", file=file, column="class")
 
 
+def _check_summary_row(row: Any, *, file: Path, key: str) -> None:
+    """Refuse a row of a ``btc`` summary JSON that Table 4 cannot use: a missing column, no
+    model or method name, counts that are not non-negative integers, rates or a threshold
+    that are not numbers, settings that are not text (the error names ``key``'s row)."""
+    missing = [c for c in TABLE_COLUMNS if not isinstance(row, dict) or c not in row]
+    if missing:
+        raise DataError(f"summary row lacks {missing[0]!r}", file=file, column=key)
+    if not isinstance(row["model"], str) or not isinstance(row["method"], str):
+        raise DataError("summary row without a model or method name (run `btc` with "
+                        "--model-name and --method)", file=file, column=key)
+
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+    for column in TABLE_COLUMNS:
+        v = row[column]
+        if column in SUMMED or column == "classes":
+            ok = (isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                  or v is None and column == "classes")
+            what = "a count (a non-negative integer)"
+        elif column in ("threshold", "btc_rate", "aligned_btc_rate"):
+            ok = v is None and column != "threshold" or number(v) and 0 <= v <= 1
+            what = "a number in [0, 1]"
+        else:
+            ok = isinstance(v, str) and bool(v.strip()) or v is None and column in SETTING_COLUMNS
+            what = "a name"
+        if not ok:
+            raise DataError(f"summary row's {column!r} is not {what} (got {v!r})", file=file,
+                            column=key)
+
+
 def _check_predictions(df: pd.DataFrame, *, file: str | Path | None) -> None:
     """``prob`` finite in [0, 1] and ``pred`` 0/1 (row numbers are 1-based positions)."""
     prob = pd.to_numeric(df["prob"], errors="coerce").to_numpy(dtype=np.float64)
     row = _first_bad(~np.isfinite(prob) | (prob < 0) | (prob > 1))
     if row is not None:
-        raise DataError(f"probability outside [0, 1] ({df['prob'].iloc[row]!r})", file=file,
+        raise DataError(f"probability outside [0, 1] ({_shown(df['prob'].iloc[row])})", file=file,
                         row=row + 1, column="prob")
     pred = pd.to_numeric(df["pred"], errors="coerce").to_numpy(dtype=np.float64)
     row = _first_bad(~np.isin(pred, (0.0, 1.0)))
     if row is not None:
-        raise DataError(f"predicted label must be 0 or 1 ({df['pred'].iloc[row]!r})", file=file,
+        raise DataError(f"predicted label must be 0 or 1 ({_shown(df['pred'].iloc[row])})",
+                        file=file,
                         row=row + 1, column="pred")
 
 
 def _scored(scored: pd.DataFrame) -> pd.DataFrame:
     """The validated scored mutants with ``pred`` int64 and ``prob`` float64."""
-    check_mutants(scored, columns=(*MUTANT_COLUMNS, "prob", "pred"))
+    text = ("text",) if "text" in scored.columns else ()  # checked when there, not needed
+    check_mutants(scored, columns=(*MUTANT_COLUMNS, *text, "prob", "pred"))
     _check_predictions(scored, file=None)
     return scored.assign(prob=scored["prob"].astype(np.float64),
                          pred=scored["pred"].astype(np.int64))
@@ -142,7 +205,7 @@ def score_mutants(mutants: pd.DataFrame, model: ModelLike, *, threshold: float =
 
     if not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"threshold must be in [0, 1], not {threshold}")
-    check_mutants(mutants, file=mutants_file)
+    check_mutants(mutants, file=mutants_file, columns=(*MUTANT_COLUMNS, "text"))
     probs, inputs = score_with_inputs(model, mutants["text"].tolist(), **predict_kwargs)
     return mutants.assign(prob=probs.astype(np.float64),
                           pred=(probs >= threshold).astype(np.int64),
@@ -249,52 +312,167 @@ def template_counts(scored: pd.DataFrame) -> pd.DataFrame:
     return out[COUNT_COLUMNS]
 
 
-def btc_pairs(scored: pd.DataFrame, *, aligned_only: bool = False) -> pd.DataFrame:
-    """The BTCs themselves: each pair of mutants of one template, of different classes, with
-    different predicted labels (§3). ``id_1`` precedes ``id_2`` in id order; rows are
-    sorted by ``template_id``, ``id_1``, ``id_2``. Without ``aligned_only`` there are
-    ``template_counts(scored)["btc"].sum()`` rows, with it ``["aligned_btc"].sum()``.
+def _pair_chunks(candidates: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive template ranges [start, stop) of at most ``limit`` candidate pairs each
+    (a template with more is a range of its own)."""
+    bounds, start, total = [], 0, 0
+    for t, c in enumerate(candidates.tolist()):
+        if t > start and total + c > limit:
+            bounds.append((start, t))
+            start, total = t, 0
+        total += c
+    if start < len(candidates):
+        bounds.append((start, len(candidates)))
+    return bounds
 
-    Pairs are built without a Python loop: positives and negatives are joined on the
-    template (a hash join, Σ_t P_t·N_t rows) and same-class pairs dropped.
+
+def iter_btc_pairs(scored: pd.DataFrame, *, aligned_only: bool = False,
+                   chunk_candidates: int = CHUNK_CANDIDATES) -> Iterator[pa.Table]:
+    """:func:`btc_pairs` as Arrow tables (schema :data:`PAIR_SCHEMA`), a run of whole
+    templates at a time with at most ``chunk_candidates`` (positive, negative) candidate
+    pairs (more only for a single template that has more), so memory stays bounded however
+    many BTCs there are; their concatenation does not depend on ``chunk_candidates``.
+
+    Per template t the P_t positives are crossed with the N_t negatives without a Python
+    loop (each positive repeated N_t times against the run of negatives), same-class pairs
+    are dropped and the rest sorted by ``id_1``, ``id_2``.
     """
-    df = _scored(scored)[["id", "template_id", "characteristic", "class", "align", "text",
-                          "prob", "pred"]].sort_values(["template_id", "id"], kind="stable")
+    if chunk_candidates < 1:
+        raise ConfigError(f"chunk_candidates must be positive, not {chunk_candidates}")
+    df = _scored(scored)[["id", "template_id", "characteristic", "class", "align", "prob",
+                          "pred"]].sort_values(["template_id", "id"], kind="stable")
     df = df.reset_index(drop=True)
-    template = pd.factorize(df["template_id"])[0]
+    template = pd.factorize(df["template_id"])[0]  # ascending: rows are sorted by template
+    n_templates = int(template.max()) + 1 if len(template) else 0
     cls = pd.factorize(df["class"])[0]
+    align = pd.factorize(df["align"])[0]
     pred = df["pred"].to_numpy()
     pos = np.flatnonzero(pred == 1)
     neg = np.flatnonzero(pred == 0)
-    joined = pd.DataFrame({"t": template[pos], "a": pos}).merge(
-        pd.DataFrame({"t": template[neg], "b": neg}), on="t", how="inner")
-    a, b = joined["a"].to_numpy(), joined["b"].to_numpy()
-    keep = cls[a] != cls[b]
-    first, second = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    align = df["align"].to_numpy(dtype=object)
-    aligned = align[first] == align[second]
-    if aligned_only:
-        first, second, aligned = first[aligned], second[aligned], aligned[aligned]
-    order = np.lexsort((second, first))
-    first, second, aligned = first[order], second[order], aligned[order]
+    n_pos = np.bincount(template[pos], minlength=n_templates)
+    n_neg = np.bincount(template[neg], minlength=n_templates)
+    neg_start = np.cumsum(n_neg) - n_neg  # each template's first row in ``neg``
+    pos_start = np.concatenate([[0], np.cumsum(n_pos)])
+    arrow = {name: pa.array(df[name], from_pandas=True).cast(pa.string())
+             for name in ("template_id", "characteristic", "id", "class")}
+    arrow["prob"] = pa.array(df["prob"].to_numpy(dtype=np.float64))
+    arrow["pred"] = pa.array(df["pred"].to_numpy(dtype=np.int64))
+    del df
+    for start, stop in _pair_chunks(n_pos * n_neg, chunk_candidates):
+        a_rows = pos[pos_start[start]:pos_start[stop]]
+        per = n_neg[template[a_rows]]  # negatives each positive meets
+        a = np.repeat(a_rows, per)
+        offset = np.arange(len(a), dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+        b = neg[np.repeat(neg_start[template[a_rows]], per) + offset]
+        keep = cls[a] != cls[b]
+        first, second = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
+        aligned = align[first] == align[second]
+        if aligned_only:
+            first, second, aligned = first[aligned], second[aligned], aligned[aligned]
+        order = np.lexsort((second, first))
+        first, second, aligned = first[order], second[order], aligned[order]
+        if not len(first):
+            continue
+        one, two = pa.array(first), pa.array(second)
+        yield pa.table([pc.take(arrow["template_id"], one), pc.take(arrow["characteristic"], one),
+                        pc.take(arrow["id"], one), pc.take(arrow["id"], two),
+                        pc.take(arrow["class"], one), pc.take(arrow["class"], two),
+                        pa.array(aligned, type=pa.bool_()),
+                        pc.take(arrow["pred"], one), pc.take(arrow["pred"], two),
+                        pc.take(arrow["prob"], one), pc.take(arrow["prob"], two)],
+                       schema=PAIR_SCHEMA)
 
-    def col(name: str, rows: np.ndarray) -> Any:
-        return df[name].array.take(rows)  # stays Arrow-backed for string columns
 
-    out = pd.DataFrame({
-        "template_id": col("template_id", first),
-        "characteristic": col("characteristic", first),
-        "id_1": col("id", first), "id_2": col("id", second),
-        "class_1": col("class", first), "class_2": col("class", second),
-        "aligned": aligned.astype(bool),
-        "pred_1": col("pred", first), "pred_2": col("pred", second),
-        "prob_1": col("prob", first), "prob_2": col("prob", second),
-        "text_1": col("text", first), "text_2": col("text", second),
-    })
-    for name in ("template_id", "characteristic", "id_1", "id_2", "class_1", "class_2",
-                 "text_1", "text_2"):
+def btc_pairs(scored: pd.DataFrame, *, aligned_only: bool = False,
+              chunk_candidates: int = CHUNK_CANDIDATES) -> pd.DataFrame:
+    """The BTCs themselves: each pair of mutants of one template, of different classes, with
+    different predicted labels (§3), by mutant id (:data:`PAIR_COLUMNS`, no texts:
+    :func:`pair_texts` joins them for the pairs shown to people). ``id_1`` precedes ``id_2``
+    in id order; rows are sorted by ``template_id``, ``id_1``, ``id_2``. Without
+    ``aligned_only`` there are ``template_counts(scored)["btc"].sum()`` rows, with it
+    ``["aligned_btc"].sum()``. For many BTCs write them with :func:`write_pairs` from
+    :func:`iter_btc_pairs` instead: this frame holds them all.
+    """
+    tables = list(iter_btc_pairs(scored, aligned_only=aligned_only,
+                                 chunk_candidates=chunk_candidates))
+    table = pa.concat_tables(tables) if tables else PAIR_SCHEMA.empty_table()
+    return _pairs_frame(table)
+
+
+def _pairs_frame(table: pa.Table) -> pd.DataFrame:
+    out = table.to_pandas()
+    for name in ("template_id", "characteristic", "id_1", "id_2", "class_1", "class_2"):
         out[name] = out[name].astype(str)
     return out[PAIR_COLUMNS]
+
+
+def write_pairs(pairs: pd.DataFrame | Iterable[pa.Table], path: str | Path) -> int:
+    """Write BTC pairs, a frame of :data:`PAIR_COLUMNS` or Arrow tables of
+    :data:`PAIR_SCHEMA` (:func:`iter_btc_pairs`), as zstd Parquet in row groups of
+    :data:`PAIR_ROW_GROUP` rows, holding at most one row group besides the table being
+    added (call inside the step's :func:`~biasrepro.io.atomic_outputs`). The bytes depend
+    only on the rows, not on how they were chunked. Returns the number of rows written."""
+    if isinstance(pairs, pd.DataFrame):
+        require_columns(list(pairs.columns), PAIR_COLUMNS, file="BTC pairs")
+        pairs = [pa.Table.from_pandas(pairs[PAIR_COLUMNS], schema=PAIR_SCHEMA,
+                                      preserve_index=False).replace_schema_metadata(None)]
+    written = 0
+    pending: list[pa.Table] = []
+    held = 0
+    with pq.ParquetWriter(path, PAIR_SCHEMA, compression="zstd") as writer:
+
+        def flush(rows: int) -> None:
+            nonlocal pending, held, written
+            table = pa.concat_tables(pending)
+            writer.write_table(table.slice(0, rows).combine_chunks(),
+                               row_group_size=PAIR_ROW_GROUP)
+            rest = table.slice(rows)
+            pending, held, written = [rest] if len(rest) else [], len(rest), written + rows
+
+        for table in pairs:
+            if not table.schema.equals(PAIR_SCHEMA):
+                table = table.cast(PAIR_SCHEMA)
+            pending.append(table)
+            held += len(table)
+            while held >= PAIR_ROW_GROUP:
+                flush(PAIR_ROW_GROUP)
+        if held:
+            flush(held)
+        elif not written:
+            writer.write_table(PAIR_SCHEMA.empty_table())
+    return written
+
+
+def pair_texts(pairs: pd.DataFrame, mutants: Sequence[str | Path] | pd.DataFrame
+               ) -> pd.DataFrame:
+    """``pairs`` (a few BTCs, e.g. a sample to show) with ``text_1`` and ``text_2``: the
+    texts of mutants ``id_1`` and ``id_2`` of the pair's template, from mutants tables
+    (files written by ``biasfinder mutants``, of which only the ``id``, ``template_id`` and
+    ``text`` of these pairs' mutants are read, or a frame). A mutant not found is a
+    DataError: the pairs were found on other mutants."""
+    require_columns(list(pairs.columns), ("template_id", "id_1", "id_2"), file="BTC pairs")
+    wanted = pd.unique(np.concatenate([pairs["id_1"].to_numpy(dtype=object),
+                                       pairs["id_2"].to_numpy(dtype=object)]))
+    columns = ["id", "template_id", "text"]
+    if isinstance(mutants, pd.DataFrame):
+        require_columns(list(mutants.columns), columns, file="mutants")
+        found = [mutants.loc[mutants["id"].isin(wanted), columns]]
+    else:
+        found = [read_parquet_rows(path, key="id", values=wanted.tolist(), columns=columns,
+                                   what="Parquet mutants table") for path in mutants]
+    table = pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=columns)
+    text = dict(zip(zip(table["template_id"].astype(str), table["id"].astype(str), strict=True),
+                    table["text"], strict=True))
+    out = pairs.copy()
+    for k in ("1", "2"):
+        keys = list(zip(out["template_id"].astype(str), out[f"id_{k}"].astype(str),
+                        strict=True))
+        missing = next((key for key in keys if key not in text), None)
+        if missing is not None:
+            raise DataError(f"mutant {missing[1]!r} of template {missing[0]!r} is not in the "
+                            "mutants given (BTC pairs of other mutants?)", column=f"id_{k}")
+        out[f"text_{k}"] = [text[key] for key in keys]
+    return out
 
 
 def truncation_counts(mutants: pd.DataFrame, groups: np.ndarray) -> pd.DataFrame:
@@ -393,16 +571,18 @@ def summarize(templates: pd.DataFrame, counts: pd.DataFrame,
     return [*rows, _total(rows)]
 
 
-def write_btc(pairs: pd.DataFrame, counts: pd.DataFrame, summary_rows: Sequence[dict], *,
-              pairs_path: str | Path, counts_path: str | Path, summary_json: str | Path,
+def write_btc(pairs: pd.DataFrame | Iterable[pa.Table], counts: pd.DataFrame,
+              summary_rows: Sequence[dict], *, pairs_path: str | Path,
+              counts_path: str | Path, summary_json: str | Path,
               summary_md: str | Path | None = None) -> None:
-    """Write the BTC pairs and per-template counts (Parquet), the summary as JSON keyed by
+    """Write the BTC pairs (:func:`write_pairs`: a frame, or :func:`iter_btc_pairs`' tables
+    streamed) and per-template counts (Parquet), the summary as JSON keyed by
     characteristic and, optionally, as a Markdown Table 4 — all or none (one atomic block).
     Summary rows may carry extra keys (the model, method and threshold, for
     :func:`write_table`)."""
     paths = [pairs_path, counts_path, summary_json] + ([summary_md] if summary_md else [])
     with atomic_outputs(*paths) as tmp:
-        write_parquet(pairs, tmp[0])
+        write_pairs(pairs, tmp[0])
         write_parquet(counts, tmp[1])
         write_json({r["characteristic"]: r for r in summary_rows}, tmp[2])
         if summary_md:
@@ -425,12 +605,7 @@ def table_rows(summaries: Sequence[str | Path]) -> list[dict]:
         for key, row in data.items():
             if key == "total":
                 continue
-            missing = [c for c in TABLE_COLUMNS if not isinstance(row, dict) or c not in row]
-            if missing:
-                raise DataError(f"summary row lacks {missing[0]!r}", file=path, column=key)
-            if not isinstance(row["model"], str) or not isinstance(row["method"], str):
-                raise DataError("summary row without a model or method name (run `btc` with "
-                                "--model-name and --method)", file=path, column=key)
+            _check_summary_row(row, file=path, key=key)
             at = (row["model"], row["method"], row["characteristic"])
             if at in found:
                 raise DataError(f"model {at[0]!r}, method {at[1]!r}, characteristic "

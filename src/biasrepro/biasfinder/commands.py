@@ -1,4 +1,4 @@
-"""``biasrepro biasfinder ...``: the BiasFinder steps as subcommands (issue #4, item 8).
+"""``biasrepro biasfinder ...``: the BiasFinder steps as subcommands.
 
 Each subcommand reads files, calls the engine modules of this package and writes its outputs
 in one atomic block, so the Snakemake rules in ``workflow/rules/biasfinder.smk`` stay thin and
@@ -18,7 +18,7 @@ import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
 from biasrepro.config import need
-from biasrepro.errors import DataError
+from biasrepro.errors import DataError, in_file
 from biasrepro.io import atomic_outputs, read_parquet
 
 log = logging.getLogger(__name__)
@@ -158,22 +158,27 @@ def _audit(args: argparse.Namespace) -> None:
 def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
             predictions_path: Path | None, characteristic: str | None
             ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
-    """BTC pairs, per-template counts and summary rows of one characteristic's mutants."""
+    """The scored mutants (for the BTC pairs), per-template counts and summary rows of one
+    characteristic's mutants. With predictions the mutants' texts are not read."""
     from biasrepro.biasfinder import btc, mutants, templates
 
     table = templates.read_templates(templates_path)
-    muts = mutants.read_mutants(mutants_path)
+    muts = mutants.read_mutants(mutants_path, columns=[
+        c for c in mutants.COLUMNS
+        if c != "values" and (c != "text" or predictions_path is None)])
     threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
     preds = None
     if predictions_path is not None:
         preds = read_parquet(predictions_path)
         scored = btc.join_predictions(muts, preds, predictions_file=predictions_path,
-                                      threshold=threshold)
+                                      mutants_file=mutants_path, threshold=threshold)
     else:
-        scored = btc.score_mutants(muts, args.model, threshold=threshold)
+        scored = btc.score_mutants(muts, args.model, threshold=threshold,
+                                   mutants_file=mutants_path)
+    scored = scored.drop(columns=["text"], errors="ignore")
     counts = btc.template_counts(scored)
-    pairs = btc.btc_pairs(scored)
-    rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
+    with in_file(templates_path):  # a counted template the templates table lacks
+        rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
             "method": args.method, "threshold": threshold,
             "lists": _optional(args.settings, "biasfinder.lists", "project"),
@@ -194,7 +199,7 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
                 else alike.get(row["characteristic"], 0))
         log.info("%s: templates whose mutants the model sees as one input (placeholders cut "
                  "off by truncation): %d of %d", mutants_path, int(alike.sum()), len(counts))
-    return pairs, counts, [{**meta, **r} for r in rows]
+    return scored, counts, [{**meta, **r} for r in rows]
 
 
 def _btc(args: argparse.Namespace) -> None:
@@ -211,13 +216,14 @@ def _btc(args: argparse.Namespace) -> None:
     if len({len(paths) for paths in given.values()}) != 1:
         raise DataError("give one file per characteristic to each of " + ", ".join(
             f"{name} (got {len(paths)})" for name, paths in given.items()))
-    found = [_btc_of(args, *files)
-             for files in zip(args.templates, args.mutants, scorers, named, strict=True)]
+    inputs = list(zip(args.templates, args.mutants, scorers, named, strict=True))
     outs = list(zip(args.out_pairs, args.out_counts, args.out_summary, strict=True))
     with atomic_outputs(*(p for paths in outs for p in paths)) as tmp:
-        for i, (pairs, counts, rows) in enumerate(found):
-            btc.write_btc(pairs, counts, rows, pairs_path=tmp[3 * i],
+        for i, files in enumerate(inputs):  # one characteristic in memory at a time
+            scored, counts, rows = _btc_of(args, *files)
+            btc.write_btc(btc.iter_btc_pairs(scored), counts, rows, pairs_path=tmp[3 * i],
                           counts_path=tmp[3 * i + 1], summary_json=tmp[3 * i + 2])
+            del scored
 
 
 def _table(args: argparse.Namespace) -> None:
@@ -228,13 +234,13 @@ def _table(args: argparse.Namespace) -> None:
 
 
 def _annotate_sample(args: argparse.Namespace) -> None:
-    from biasrepro.biasfinder import annotate
+    from biasrepro.biasfinder import annotate, btc
 
-    pairs = pd.concat([read_parquet(p) for p in args.pairs], ignore_index=True)
     ann = _optional(args.settings, "biasfinder.annotation", {"margin": 0.05, "confidence": 0.95})
-    sample = annotate.sample_for_annotation(
-        pairs, seed=_optional(args.settings, "seed", 0), size=args.size,
+    sample = annotate.sample_pair_files(
+        args.pairs, seed=_optional(args.settings, "seed", 0), size=args.size,
         margin=ann["margin"], confidence=ann["confidence"])
+    sample = btc.pair_texts(sample, args.mutants)
     annotate.export_for_annotation(sample, args.out, guide_path=args.guide, key_path=args.key)
 
 
@@ -372,7 +378,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
     b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
     settings_arg(b, required=False)
-    b.add_argument("--out-pairs", type=Path, nargs="+", required=True)
+    b.add_argument("--out-pairs", type=Path, nargs="+", required=True,
+                   help="the BTC pairs (Parquet) by mutant id, without texts: `annotate "
+                        "sample` joins the texts of the pairs it samples from the mutants")
     b.add_argument("--out-counts", type=Path, nargs="+", required=True)
     b.add_argument("--out-summary", type=Path, nargs="+", required=True)
     b.set_defaults(func=_btc)
@@ -390,6 +398,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     s = asub.add_parser("sample", help="a Cochran-sized sample of BTCs as a CSV to annotate")
     s.add_argument("--pairs", nargs="+", type=Path, required=True,
                    help="BTC pair files written by `btc`")
+    s.add_argument("--mutants", nargs="+", type=Path, required=True,
+                   help="the mutants files the pairs were found on (the texts of the "
+                        "sampled pairs are read from them)")
     s.add_argument("--size", type=int, default=None,
                    help="sample size per characteristic (default: Cochran's formula)")
     settings_arg(s, required=False)

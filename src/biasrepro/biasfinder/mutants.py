@@ -1,4 +1,4 @@
-"""Mutant generation: every template filled with the values of every class (issue #4 item 5).
+"""Mutant generation: every template filled with the values of every class.
 
 BiasFinder §4–5 ("Mutant Generation Engine") and biasfinder-original.md §2 "Mutant expansion",
 without the original's defects:
@@ -269,12 +269,15 @@ def write_mutants(df: pd.DataFrame, path: str | Path) -> None:
     write_parquet(df[list(COLUMNS)], path)
 
 
-def read_mutants(path: str | Path) -> pd.DataFrame:
-    """Read a mutants table written by :func:`write_mutants`, checking its columns."""
+def read_mutants(path: str | Path, columns: Sequence[str] = COLUMNS) -> pd.DataFrame:
+    """Read a mutants table written by :func:`write_mutants`, checking its columns; with
+    ``columns``, only those are read (BTC counting needs no ``text``, the bulk of the file)."""
     path = Path(path)
-    df = read_parquet(path, what="Parquet mutants table")
-    require_columns([str(c) for c in df.columns], COLUMNS, file=path)
-    if not pd.api.types.is_integer_dtype(df["label"]):
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown:
+        raise ConfigError(f"not a mutants column: {unknown[0]!r} (columns: {', '.join(COLUMNS)})")
+    df = read_parquet(path, what="Parquet mutants table", columns=list(columns))
+    if "label" in columns and not pd.api.types.is_integer_dtype(df["label"]):
         raise DataError(f"label must be integers (got {df['label'].dtype})", file=path,
                         column="label")
-    return df[list(COLUMNS)]
+    return df[list(columns)]
