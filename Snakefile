@@ -21,17 +21,17 @@ configfile: "config/config.yaml"
 containerized: "docker://ghcr.io/biasrepro/biasrepro:0.1.0"
 
 
-report: "report/workflow.rst"
+report: "workflow/report/workflow.rst"
 
 
-include: "rules/common.smk"
-include: "rules/data.smk"
-include: "rules/models.smk"
-include: "rules/biasfinder.smk"
-include: "rules/fairness.smk"
-include: "rules/leakage.smk"
-include: "rules/representation.smk"
-include: "rules/analysis.smk"
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/models.smk"
+include: "workflow/rules/biasfinder.smk"
+include: "workflow/rules/fairness.smk"
+include: "workflow/rules/leakage.smk"
+include: "workflow/rules/representation.smk"
+include: "workflow/rules/analysis.smk"
 
 
 # Jobs that only gather finished tables into others and take seconds: on a cluster they run

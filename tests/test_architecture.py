@@ -85,3 +85,10 @@ def test_the_layout_lists_every_package_area() -> None:
         assert f"`{name}/`" in doc, name
     for name in sorted(modules):
         assert f"`{name}`" in doc, name
+
+
+def test_one_snakefile_at_the_root() -> None:
+    """Snakemake finds the workflow at the root (as the layout says), and nowhere else."""
+    assert (REPO / "Snakefile").is_file()
+    assert not (REPO / "workflow" / "Snakefile").exists()
+    assert not (REPO / "workflow" / "snakefile").exists()
