@@ -145,6 +145,14 @@ def test_small_profile_runs_and_reruns_byte_identically(small_run: Path, tmp_pat
     print(f"report: {time.perf_counter() - started:.1f} s")
     html = (checkout / "report.html").read_text()
     assert "Planted-bias controls of this run" in html and "restratify-ratio" in html
+    # ... laid out by a real browser: at 1280 and 1920 px the landing page starts with the
+    # controls table, which does not overlap the rule graph (screenshots in tmp_path)
+    from test_report_browser import CHROMIUM, check_report_layout
+
+    if CHROMIUM is not None:
+        started = time.perf_counter()
+        check_report_layout(checkout / "report.html", tmp_path / "report-screenshots")
+        print(f"report layout in Chromium: {time.perf_counter() - started:.1f} s")
     (checkout / "report.html").unlink()
     for rule in ("world_reviews", "prepare_civil_comments", "data_summary"):
         assert (checkout / f"logs/{rule}.log").exists()
