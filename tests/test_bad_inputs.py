@@ -6,6 +6,7 @@ error's file, row, column and message, and that the output directory holds no fi
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import subprocess
@@ -404,3 +405,103 @@ def test_sst_failure_leaves_an_earlier_runs_outputs_untouched(sst_csv, tmp_path)
     with pytest.raises(DataError):
         sst.prepare(sst_csv, out_dir=out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+# -- biasfinder btc and table, predict's inline settings (found by fuzzing) --------------------
+
+
+def cli_error(argv: list[str], capsys) -> str:
+    """Run the command line in-process: exit 2 and one ``error:`` line, returned."""
+    from biasrepro.cli import main
+
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    return lines[0]
+
+
+@pytest.fixture
+def btc_inputs(tmp_path: Path) -> dict[str, Path]:
+    """A gender templates table, its mutants and predictions of them, and the btc argv."""
+    from biasrepro.cli import main
+
+    paths = {k: tmp_path / f"{k}.parquet" for k in ("templates", "mutants", "predictions")}
+    pd.DataFrame({
+        "template_id": ["gender-00000"], "characteristic": ["gender"], "doc_id": ["00000"],
+        "label": [1], "original": ["Ann plays a teacher, and she is superb."],
+        "template": ["<Name> plays a teacher, and <pro-subj> is superb."],
+        "original_class": ["female"], "placeholders": ["name,pro-subj"],
+    }).to_parquet(paths["templates"])
+    (tmp_path / "names.csv").write_text("gender,name\nmale,Tom\nfemale,Eve\n")
+    assert main(["biasfinder", "mutants", "--templates", str(paths["templates"]), "--names",
+                 str(tmp_path / "names.csv"), "--out", str(paths["mutants"])]) == 0
+    mutants = pd.read_parquet(paths["mutants"])
+    pd.DataFrame({"id": mutants["id"], "label": mutants["label"], "prob": [0.9, 0.1],
+                  "pred": [1, 0]}).to_parquet(paths["predictions"])
+    paths["argv"] = ["biasfinder", "btc", *(a for k in ("templates", "mutants", "predictions")
+                                            for a in (f"--{k}", str(paths[k]))),
+                     "--out-pairs", str(tmp_path / "out" / "p.parquet"), "--out-counts",
+                     str(tmp_path / "out" / "c.parquet"), "--out-summary",
+                     str(tmp_path / "out" / "s.json")]
+    return paths
+
+
+def test_btc_empty_templates_table_is_named(btc_inputs, capsys):
+    pd.read_parquet(btc_inputs["templates"]).iloc[:0].to_parquet(btc_inputs["templates"])
+    line = cli_error(btc_inputs["argv"], capsys)
+    assert line.startswith(f"error: {btc_inputs['templates']}, column 'template_id': template "
+                           "'gender-00000' is not in the templates table")
+
+
+def test_btc_missing_mutant_id_is_named(btc_inputs, capsys):
+    mutants = pd.read_parquet(btc_inputs["mutants"])
+    mutants.loc[0, "id"] = None
+    mutants.to_parquet(btc_inputs["mutants"])
+    line = cli_error(btc_inputs["argv"], capsys)
+    assert line == f"error: {btc_inputs['mutants']}, row 1, column 'id': missing"
+
+
+def test_btc_probability_shown_as_written(btc_inputs, capsys):
+    predictions = pd.read_parquet(btc_inputs["predictions"])
+    predictions.loc[1, "prob"] = float("nan")
+    predictions.to_parquet(btc_inputs["predictions"])
+    line = cli_error(btc_inputs["argv"], capsys)
+    assert line == (f"error: {btc_inputs['predictions']}, row 2, column 'prob': probability "
+                    "outside [0, 1] (nan)")
+
+
+@pytest.mark.parametrize(("value", "match"), [
+    (float("nan"), "'btc' is not a count (a non-negative integer) (got nan)"),
+    ("3", "'btc' is not a count (a non-negative integer) (got '3')"),
+    (-1, "'btc' is not a count"),
+    (True, "'btc' is not a count"),
+])
+def test_table_summary_count_that_is_not_a_count(tmp_path, capsys, value, match):
+    from biasrepro.biasfinder.btc import TABLE_COLUMNS
+
+    row = dict.fromkeys(TABLE_COLUMNS, 0) | {
+        "model": "m", "method": "baseline", "threshold": 0.5, "lists": "project",
+        "occupation_templates": "each_distinct", "characteristic": "gender", "classes": 2,
+        "btc_rate": None, "aligned_btc_rate": None, "btc": value}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"gender": row}))
+    line = cli_error(["biasfinder", "table", "--inputs", str(path), "--out-json",
+                      str(tmp_path / "out" / "t.json"), "--out-md", str(tmp_path / "out" / "t.md"),
+                      "--out-csv", str(tmp_path / "out" / "t.csv")], capsys)
+    assert line.startswith(f"error: {path}, column 'gender': summary row's ") and match in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("entry", "match"), [
+    ({"source": "local", "architecture": "bert"}, "'models.registry.tiny.path': missing"),
+    ({"source": "local", "path": 5, "architecture": "bert"}, "5 is not of type 'string'"),
+    ("local", "'models.registry.tiny': 'local' is not of type 'object'"),
+])
+def test_predict_inline_registry_entry_is_checked(tmp_path, capsys, entry, match):
+    """An inline ``--settings`` registry is checked as a config file's is (a KeyError before)."""
+    pd.DataFrame({"text": ["fine"]}).to_parquet(tmp_path / "in.parquet")
+    line = cli_error(["predict", "--model", "tiny", "--input", str(tmp_path / "in.parquet"),
+                      "--out", str(tmp_path / "out.parquet"), "--settings",
+                      json.dumps({"models.registry": {"tiny": entry}})], capsys)
+    assert line.startswith("error: --settings: config key ") and match in line
+    assert not (tmp_path / "out.parquet").exists()

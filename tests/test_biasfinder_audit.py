@@ -320,3 +320,15 @@ def test_cli(files, tmp_path, capsys) -> None:
     errors = [line for line in err if line.startswith("error: ")]
     assert len(errors) == 1 and err[-1] == errors[0] and "--names" in errors[0], err
     assert not (tmp_path / "none.html").exists()
+
+
+def test_missing_template_id_is_named(files, tmp_path) -> None:
+    """A null template id was a crash in the sample's mutant picking."""
+    frame = pd.read_parquet(files["gender"])
+    frame.loc[1, "template_id"] = None
+    frame.to_parquet(files["gender"])
+    with pytest.raises(DataError, match="id is missing") as e:
+        audit([files["gender"]], tmp_path / "a.html", names=files["names"])
+    assert (e.value.file, e.value.row, e.value.column) == (
+        str(files["gender"]), 2, "template_id")
+    assert not (tmp_path / "a.html").exists()

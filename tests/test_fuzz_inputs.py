@@ -6,7 +6,8 @@ columns and rows, wrong types, empty files) and runs the command's ``main(argv)`
 directory. The invariant: exit 0, with the clean file's outputs byte for byte when every
 mutation was benign; or exit 2 with one ``error:`` line naming the file and nothing written.
 Never a traceback. Profiles (tests/conftest.py): ``ci`` (200 seeded examples per command),
-``long`` (``--hypothesis-profile=long``).
+``long`` (``--hypothesis-profile=long``). Parquet inputs, JSON summaries, BiasFinder's word
+lists and inline ``--settings``: tests/test_fuzz_inputs_more.py, with these helpers.
 """
 
 from __future__ import annotations

@@ -168,3 +168,21 @@ def test_real_lists_parse_as_the_paper_describes(tmp_path: Path) -> None:
     loaded = convert(realdata("biasfinder"), out)
     assert len(loaded.occupations) == 79 and len(loaded.country_names) == 25
     assert json.dumps(loaded.names["male"][:2]) == '["Jonathan", "Harry"]'
+
+
+def test_pronoun_table_is_read_and_written_as_plain_csv(tmp_path: Path) -> None:
+    """``--pronouns`` goes through the reader (gzip, byte-order mark) and is written as the
+    project's plain CSV, not copied byte for byte."""
+    import gzip
+
+    src = write_fixture(tmp_path / "asset")
+    plain = (REPO / "wordlists" / "pronouns.csv").read_bytes()
+    (tmp_path / "pronouns.csv").write_bytes(gzip.compress(b"\xef\xbb\xbf" + plain))
+    args = ["biasfinder", "import-lists", "--asset-dir", str(src), "--pronouns",
+            str(tmp_path / "pronouns.csv"), "--lists-out", str(tmp_path / "out"),
+            "--names-out", str(tmp_path / "n.csv"), "--countries-out", str(tmp_path / "c.csv")]
+    assert main(args) == 0
+    written = (tmp_path / "out" / "pronouns.csv").read_text(encoding="utf-8")
+    assert written.startswith("# Pronouns by grammatical case") and "\r" not in written
+    assert W.read_pronouns(tmp_path / "out" / "pronouns.csv") == W.read_pronouns(
+        REPO / "wordlists" / "pronouns.csv")

@@ -492,3 +492,15 @@ def test_parquet_is_read_in_row_batches_with_file_row_numbers(models, tmp_path) 
     assert not (tmp_path / "bad-out.parquet").exists()
     with pytest.raises(ConfigError, match="chunk_rows must be positive"):
         predict_file(spec, tmp_path / "in.parquet", tmp_path / "x.parquet", chunk_rows=0)
+
+
+def test_predict_file_dictionary_encoded_input_gives_the_same_bytes(models, tmp_path) -> None:
+    texts = workload(2)[:6]
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(len(texts))], "text": texts})
+    frame.to_parquet(tmp_path / "plain.parquet")
+    frame.astype("category").to_parquet(tmp_path / "dict.parquet")
+    spec = resolve(models["bert"], None)
+    predict_file(spec, tmp_path / "plain.parquet", tmp_path / "plain-out.parquet")
+    predict_file(spec, tmp_path / "dict.parquet", tmp_path / "dict-out.parquet")
+    assert sha256_file(tmp_path / "dict-out.parquet") == sha256_file(
+        tmp_path / "plain-out.parquet")

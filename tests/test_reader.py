@@ -298,3 +298,14 @@ def test_config_file_problems_are_one_line_naming_the_file(tmp_path):
     path.write_bytes("seed: caf\u00e9\n".encode("latin-1"))
     with pytest.raises(ConfigError, match=rf"{path}, row 1: not valid UTF-8"):
         config.load(path)
+
+
+def test_dictionary_encoded_parquet_columns_read_as_plain_values(tmp_path):
+    from biasrepro.io import read_parquet
+
+    frame = pd.DataFrame({"id": ["a", "b", "a2"], "text": ["x", "y", "z"], "label": [1, 0, 1]})
+    frame.astype({"id": "category", "text": "category"}).to_parquet(tmp_path / "c.parquet")
+    frame.to_parquet(tmp_path / "p.parquet")
+    read = read_parquet(tmp_path / "c.parquet")
+    assert not any(isinstance(t, pd.CategoricalDtype) for t in read.dtypes)
+    pd.testing.assert_frame_equal(read, read_parquet(tmp_path / "p.parquet"))

@@ -139,3 +139,26 @@ def test_an_attribute_needs_two_sides_and_known_pairs() -> None:
     cfg["perturbation"]["restratify"]["model"] = "albert-tiny"
     with pytest.raises(ConfigError, match="supports bert and roberta"):
         config.validate(cfg)
+
+
+@pytest.mark.parametrize(("change", "where"), [
+    (lambda f: f.drop(columns="identity"), "column 'identity': missing required column"),
+    (lambda f: f.assign(identity=[1, 1, 2, 2]),
+     "row 1, column 'identity': text is not a string"),
+    (lambda f: f.assign(source_identity=[["male"]] * 4),
+     "row 1, column 'source_identity': text is not a string"),
+    (lambda f: f.assign(label=[0, 1, 0, 2]), "row 4, column 'label': label must be 0 or 1"),
+    (lambda f: f.assign(id=["a", "b", "c", "a"]), "row 4, column 'id': duplicate id 'a'"),
+])
+def test_report_bad_fairness_set_is_named(tmp_path: Path, capsys, change, where) -> None:
+    """A broken fairness set is named itself (it was blamed on the predictions, or crashed)."""
+    from biasrepro.cli import main
+
+    args = _report_inputs(tmp_path, [0.1, 0.8, 0.2, 0.9])
+    path = tmp_path / "balanced.parquet"
+    write_parquet(change(pd.read_parquet(path)), path)
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [line for line in lines if line.startswith("error:")] and len(lines) == 1
+    assert lines[0].startswith(f"error: {path}, ") and where in lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -209,6 +209,8 @@ def _predict(args: argparse.Namespace) -> None:
     from biasrepro.models.load import resolve
 
     registry = cfg.need(args.settings, "models.registry") if args.settings else None
+    if registry is not None and "__config__" not in args.settings:  # a file is validated
+        cfg.validate_key("models.registry", registry)
     predict.predict_models(
         [resolve(model, registry) for model in args.model],
         args.input,
@@ -428,12 +430,16 @@ def build_parser() -> argparse.ArgumentParser:
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")
     dv.set_defaults(func=_dvc_yaml)
 
-    pl = sub.add_parser("plan", help="the job matrix and its estimated GPU-hours",
+    pl = sub.add_parser("plan", help="the job matrix, its estimated GPU-hours and memory",
                         description="Print every job of the configuration's workflow (as "
                         "`snakemake -n --forceall` lists them, with one GPU per GPU job) per "
-                        "rule: jobs, GPU jobs and GPU-hours estimated for one GPU of a class "
-                        "from the cost model in workflow/profiles/slurm/costs.yaml "
-                        "(src/biasrepro/plan.py). Offline; nothing is downloaded or run.")
+                        "rule: jobs, GPU jobs, GPU-hours estimated for one GPU of a class "
+                        "(low: early stopping at its earliest; high: every configured "
+                        "epoch), the rule's family and its largest job's estimated peak "
+                        "memory against the family's mem_mb, from the cost model in "
+                        "workflow/profiles/slurm/costs.yaml (src/biasrepro/plan.py). A job "
+                        "whose estimate exceeds its mem_mb is named in a warning (stderr and "
+                        "the Markdown table). Offline; nothing is downloaded or run.")
     pl.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     pl.add_argument("--gpu", default="h200",
                     help="GPU class of the estimate, a name under `gpus` in the cost model")

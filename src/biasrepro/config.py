@@ -11,7 +11,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,8 @@ def _dotted(path: Iterable[Any]) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
-    where = list(error.absolute_path)
+def _describe(error: jsonschema.ValidationError, prefix: Sequence[str] = ()) -> str:
+    where = [*prefix, *error.absolute_path]
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = re.findall(r"'([^']+)'", error.message.split("(")[-1])
@@ -80,6 +80,20 @@ def validate(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH) -> None
         problems = _cross_key_problems(config)
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+def validate_key(key: str, value: Any, schema_path: Path = SCHEMA_PATH) -> None:
+    """Check the value of one dotted key given inline (``--settings``, not validated as a
+    whole configuration is) against its part of the schema; one ConfigError naming every
+    wrong key, on one line."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    node = schema
+    for part in key.split("."):
+        node = node["properties"][part]
+    validator = jsonschema.Draft202012Validator({**node, "$defs": schema.get("$defs", {})})
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise ConfigError("--settings: " + "; ".join(_describe(e, key.split(".")) for e in errors))
 
 
 def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:

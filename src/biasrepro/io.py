@@ -511,6 +511,48 @@ def read_parquet_schema(path: str | Path, *, what: str = "Parquet file",
     return schema
 
 
+def iter_parquet(path: str | Path, *, required: str, optional: Sequence[str] = (),
+                 batch_rows: int) -> Iterator[pd.DataFrame]:
+    """The ``required`` column and those of ``optional`` present of a Parquet file (in the
+    order ``optional``, ``required``), ``batch_rows`` rows at a time, each frame indexed by
+    1-based row number, dictionary-encoded (categorical) columns as plain values; a
+    file without rows gives one empty frame. A missing ``required`` column, a repeated
+    column name and an unreadable file are DataErrors naming the file."""
+    path = Path(path)
+    require_file(path)
+    try:
+        reader = pq.ParquetFile(path)
+        schema = reader.schema_arrow
+        index = (schema.pandas_metadata or {}).get("index_columns", [])
+        names = [n for n in schema.names if n not in index]
+        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if repeated is not None:
+            raise DataError("column name repeated; rename one", file=path, column=repeated)
+        if required not in names:
+            raise DataError(f"missing column; found {names}", file=path, column=required)
+        wanted = list(dict.fromkeys(c for c in (*optional, required) if c in names))
+        if reader.metadata.num_rows == 0:
+            yield _plain_frame(schema.empty_table().select(wanted), 1)
+            return
+        start = 1
+        for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted,
+                                         use_pandas_metadata=False):
+            yield _plain_frame(pa.Table.from_batches([batch]), start)
+            start += batch.num_rows
+    except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
+        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
+
+
+def _plain_frame(table: pa.Table, first_row: int) -> pd.DataFrame:
+    # dictionary-encoded columns as plain values: what is read must not depend on how the
+    # file stored it
+    table = pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+                      for c in table.columns], names=table.column_names)
+    frame = table.to_pandas()
+    frame.index = pd.RangeIndex(first_row, first_row + len(frame))
+    return frame
+
+
 def read_parquet_rows(path: str | Path, *, key: str, values: Sequence[Any],
                       columns: Sequence[str], what: str = "Parquet file",
                       batch_rows: int = 1 << 15) -> pd.DataFrame:

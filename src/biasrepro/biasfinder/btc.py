@@ -112,7 +112,9 @@ def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
             not_str = ~np.fromiter((isinstance(v, str) for v in values), bool, len(values))
         row = _first_bad(not_str)
         if row is not None:
-            raise DataError(f"not a string ({_shown(values.iloc[row])})", file=file, row=row + 1,
+            value = values.iloc[row]
+            raise DataError("missing" if pd.api.types.is_scalar(value) and pd.isna(value)
+                            else f"not a string ({_shown(value)})", file=file, row=row + 1,
                             column=column)
         if column != "align":
             row = _first_bad(values.str.strip().eq("").to_numpy(dtype=bool))

@@ -222,15 +222,19 @@ def convert(files: Mapping[str, Path], *, pronouns: Path,
             out: Mapping[str, Path]) -> dict[str, int]:
     """Write the original lists in the project's formats to ``out`` (keys ``pronouns``,
     ``gender_nouns``, ``occupations``: the hand-written lists' files; ``names``,
-    ``country_names``: the name lists). ``pronouns`` is copied (the original's pronouns are
-    hard-coded, so the project's table is used). Call inside ``io.atomic_outputs``. Returns
-    the size of each list."""
+    ``country_names``: the name lists). ``pronouns`` is the pronoun table written out (the
+    original's pronouns are hard-coded, so the project's table is used). Call inside
+    ``io.atomic_outputs``. Returns the size of each list."""
     from biasrepro.biasfinder import names as N
     from biasrepro.biasfinder import wordlists as W
 
     lists = read_all(files)
-    W.read_pronouns(Path(pronouns))  # refuse a malformed table before copying it
-    Path(out["pronouns"]).write_bytes(Path(pronouns).read_bytes())
+    table = W.read_pronouns(Path(pronouns))
+    _write(out["pronouns"],
+           f"Pronouns by grammatical case (BiasFinder's own are hard-coded), from "
+           f"{Path(pronouns).name}, sha256 {sha256_file(pronouns)}.",
+           ["gender", "case", "form"],
+           [(g, case, form) for g in W.GENDERS for case, form in table[g].items()])
     _write(out["gender_nouns"],
            header("gender_nouns", files["gender_nouns"], "BiasFinder's gender nouns "
                   "(<gaw>), masculine -> male, feminine -> female; row i of each column "

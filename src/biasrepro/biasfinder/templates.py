@@ -18,7 +18,14 @@ import pandas as pd
 
 from biasrepro.biasfinder.placeholders import Candidate, keys
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.io import atomic_outputs, read_parquet, require_columns, write_parquet
+from biasrepro.io import (
+    atomic_outputs,
+    check_text,
+    ids,
+    read_parquet,
+    require_columns,
+    write_parquet,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -113,8 +120,14 @@ def write_templates(df: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_templates(path: str | Path) -> pd.DataFrame:
-    """Read a templates table; DataError naming the file (and a missing column)."""
+    """Read a templates table; DataError naming the file (and a missing column, or the row
+    of a missing or repeated template id or a missing characteristic)."""
     path = Path(path)
     df = read_parquet(path, what="Parquet templates table")
     require_columns(list(df.columns), COLUMNS, file=path)
-    return df
+    df = df.set_axis(pd.RangeIndex(1, len(df) + 1))
+    checked = ids(df["template_id"], file=path, column="template_id")
+    if not pd.api.types.is_string_dtype(df["template_id"]):
+        df["template_id"] = checked
+    check_text(df["characteristic"], file=path, column="characteristic")
+    return df.reset_index(drop=True)

@@ -40,7 +40,7 @@ import torch
 from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, read_table, table_kind
+from biasrepro.io import atomic_outputs, iter_parquet, read_table, table_kind
 from biasrepro.models.load import ModelSpec, load_classifier, resolve
 
 log = logging.getLogger(__name__)
@@ -309,40 +309,14 @@ def _read_pieces(path: Path, column: str, rows: int) -> Iterator[pd.DataFrame]:
     """The table at ``path`` in frames of up to ``rows`` rows, indexed by 1-based row
     number: Parquet read a batch of rows at a time (only the needed columns), other formats
     whole (:func:`biasrepro.io.read_table`)."""
-    if table_kind(path) != "parquet":
-        df = read_table(path, what="file", allow_empty=True)
-        if column not in df.columns:
-            raise DataError(f"missing column; found {list(df.columns)}", file=path,
-                            column=column)
-        yield df[[c for c in ("id", "label", column) if c in df.columns]]
+    if table_kind(path) == "parquet":
+        yield from iter_parquet(path, required=column, optional=("id", "label"),
+                                batch_rows=rows)
         return
-    try:
-        reader = pq.ParquetFile(path)
-        schema = reader.schema_arrow
-        index = (schema.pandas_metadata or {}).get("index_columns", [])
-        names = [n for n in schema.names if n not in index]
-        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
-        if repeated is not None:
-            raise DataError("column name repeated; rename one", file=path, column=repeated)
-        if column not in names:
-            raise DataError(f"missing column; found {names}", file=path, column=column)
-        wanted = [c for c in ("id", "label", column) if c in names]
-        if reader.metadata.num_rows == 0:
-            yield _to_frame(schema.empty_table().select(wanted), 1)
-            return
-        start = 1
-        for batch in reader.iter_batches(batch_size=rows, columns=wanted,
-                                         use_pandas_metadata=False):
-            yield _to_frame(pa.Table.from_batches([batch]), start)
-            start += batch.num_rows
-    except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
-        raise DataError(f"not a readable Parquet file ({e})", file=path) from None
-
-
-def _to_frame(table: pa.Table, first_row: int) -> pd.DataFrame:
-    frame = table.to_pandas()
-    frame.index = pd.RangeIndex(first_row, first_row + len(frame))
-    return frame
+    df = read_table(path, what="file", allow_empty=True)
+    if column not in df.columns:
+        raise DataError(f"missing column; found {list(df.columns)}", file=path, column=column)
+    yield df[[c for c in ("id", "label", column) if c in df.columns]]
 
 
 def _check_texts(df: pd.DataFrame, path: Path, column: str) -> None:

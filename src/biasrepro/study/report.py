@@ -29,10 +29,13 @@ from biasrepro.io import (
     atomic_outputs,
     check_text,
     dumps_json,
+    ids,
+    labels,
     markdown_table,
     numeric,
     read_parquet,
     read_table,
+    require_columns,
     write_text,
 )
 from biasrepro.study.correlations import correlation_table
@@ -64,6 +67,27 @@ def prediction_key(path: Path) -> tuple[str, str, str]:
         raise DataError(f"unknown fairness set {fset!r} (one of: {', '.join(FAIRNESS_SETS)})",
                         file=path)
     return path.parts[-3], path.parts[-2], fset
+
+
+def read_fairness_set(path: Path, name: str) -> pd.DataFrame:
+    """The ``name`` (original or balanced) fairness set at ``path``: unique ids, 0/1 labels
+    and text groups (``identity``; the balanced set's ``source_id`` and ``source_identity``,
+    which pair its counterfactual versions), each problem a DataError naming file, row and
+    column."""
+    frame = read_parquet(path, what=f"{name} fairness set")
+    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    required = ["id", "label", "identity"]
+    if name == "balanced":
+        required += ["source_id", "source_identity"]
+    require_columns([str(c) for c in frame.columns], required, file=path)
+    checked = ids(frame["id"], file=path, column="id")
+    if not pd.api.types.is_string_dtype(frame["id"]):
+        frame["id"] = checked  # as text, as the predictions are matched to them
+    frame["label"] = labels(frame["label"], file=path, column="label")
+    for column in ("identity", "source_id", "source_identity"):
+        if column in frame.columns:
+            check_text(frame[column], file=path, column=column)
+    return frame.reset_index(drop=True)
 
 
 def _tagged(frame: pd.DataFrame, **tags: str) -> pd.DataFrame:
@@ -169,7 +193,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
         if key in preds:
             raise DataError(f"a second predictions file for {key}", file=path)
         preds[key] = (path, read_parquet(path, what="predictions"))
-    frames = {name: read_parquet(p, what=f"{name} fairness set")
+    frames = {name: read_fairness_set(Path(p), name)
               for name, p in (("original", original), ("balanced", balanced))}
     train = {method: (Path(p), read_parquet(p, what=f"training data of {method}"))
              for method, p in training.items()}
