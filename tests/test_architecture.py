@@ -4,6 +4,7 @@ their rules call and the package modules behind them."""
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
 
@@ -92,3 +93,138 @@ def test_one_snakefile_at_the_root() -> None:
     assert (REPO / "Snakefile").is_file()
     assert not (REPO / "workflow" / "Snakefile").exists()
     assert not (REPO / "workflow" / "snakefile").exists()
+
+
+# -- the import graph ------------------------------------------------------------------------
+
+#: the package's layers, lowest first, as docs/architecture.md lists them: a module may import
+#: from its own layer or a lower one (longest matching prefix decides; `*.commands` modules
+#: are the command line's entry layer wherever they live)
+LAYERS = (
+    ("floor", ("biasrepro", "biasrepro.errors", "biasrepro.io", "biasrepro.config",
+               "biasrepro.gpu", "biasrepro.models.training")),
+    ("metrics", ("biasrepro.metrics",)),
+    ("data", ("biasrepro.data",)),
+    ("text", ("biasrepro.nlp", "biasrepro.perturb")),
+    ("models", ("biasrepro.models", "biasrepro.debias")),
+    ("measures", ("biasrepro.biasfinder", "biasrepro.representation", "biasrepro.study")),
+    ("results", ("biasrepro.analysis", "biasrepro.plan", "biasrepro.dvc", "biasrepro.snakedag")),
+    ("entry", ("biasrepro.cli", "biasrepro.__main__")),
+)
+
+
+def layer(module: str) -> int:
+    if module.endswith(".commands"):
+        return len(LAYERS) - 1
+    best = max(((len(prefix), i) for i, (_, prefixes) in enumerate(LAYERS)
+                for prefix in prefixes if module == prefix or module.startswith(prefix + ".")),
+               default=None)
+    assert best is not None, f"{module} is in no layer of LAYERS (docs/architecture.md)"
+    return best[1]
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the package modules it imports at run time (anywhere in the file, function
+    bodies included; ``if TYPE_CHECKING:`` blocks left out), from the source with ``ast``."""
+    names = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets: set[str] = set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {id(n) for block in ast.walk(tree) if _type_checking(block)
+                   for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    if full in names:
+                        targets.add(full)
+                    elif node.module in names:
+                        targets.add(node.module)
+        graph[name] = targets - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} ({LAYERS[layer(m)][0]}) imports {t} ({LAYERS[layer(t)][0]})"
+            for m, targets in sorted(graph.items()) for t in sorted(targets)
+            if layer(t) > layer(m)]
+
+
+def test_the_package_has_no_import_cycle_and_no_upward_import() -> None:
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 50 and graph["biasrepro.cli"]
+    assert cycles(graph) == []
+    assert upward(graph) == []
+
+
+def test_the_layers_are_the_documented_ones() -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    for name, _ in LAYERS:
+        assert f"| {name} |" in doc, name
+
+
+def test_the_import_checks_can_fail(tmp_path: Path) -> None:
+    """A planted cycle and a planted upward import are both found; a type-only one is not."""
+    pkg = tmp_path / "biasrepro"
+    (pkg / "metrics").mkdir(parents=True)
+    (pkg / "analysis").mkdir()
+    for init in (pkg, pkg / "metrics", pkg / "analysis"):
+        (init / "__init__.py").write_text("")
+    (pkg / "metrics" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from biasrepro.analysis import b\n\ndef f():\n    from biasrepro.metrics import c\n")
+    (pkg / "metrics" / "c.py").write_text("import biasrepro.metrics.a\n")
+    (pkg / "analysis" / "b.py").write_text("from biasrepro.metrics.a import f\n")
+    graph = import_graph(pkg)
+    assert cycles(graph) == [["biasrepro.metrics.a", "biasrepro.metrics.c"]]
+    assert upward(graph) == []
+    (pkg / "metrics" / "c.py").write_text("from biasrepro.analysis.b import f\n")
+    assert upward(import_graph(pkg)) == [
+        "biasrepro.metrics.c (metrics) imports biasrepro.analysis.b (results)"]
