@@ -1,6 +1,6 @@
 """Representation bias and SentenceDebias on a GPU: same numbers as on the CPU, and speed.
 
-Issue #6 on a CUDA machine. For each architecture (BERT, ALBERT, RoBERTa) a randomly
+On a CUDA machine, for each architecture (BERT, ALBERT, RoBERTa) a randomly
 initialised masked LM with a tokenizer of its kind trained on the world's benchmark sentences:
 
 1. the gender SentenceDebias subspace estimated on the CPU and on the GPU (cosine of the
@@ -12,12 +12,22 @@ initialised masked LM with a tokenizer of its kind trained on the world's benchm
 
 then the CrowS batching speed-up at bert-base size (768 hidden, 12 layers, 30,522 words),
 one pass per mask against all masks of a sentence in one pass.
+
+``--device cpu`` (no GPU; what the test suite runs) compares the usual CPU path with an
+independent CPU path instead of with itself: every text embedded alone, unpadded, for the
+subspace, StereoSet and SEAT, and CrowS scored with one forward pass per mask
+(:func:`one_at_a_time`), on a third of the CrowS-Pairs and StereoSet items and a quarter
+of the SentenceDebias corpus, to keep the check quick. Either way the script exits with
+status 1, after writing its
+report, when the two paths disagree (``cpu_cuda_agree`` false, or subspaces whose cosine is
+below ``MIN_COSINE``).
 Run: ``PYTHONPATH=src python benchmarks/representation_gpu.py --out-dir DIR``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -39,6 +49,48 @@ WORDS = {"gender": [["woman", "man"], ["women", "men"], ["mother", "father"],
                     ["female", "male"], ["wife", "husband"], ["girl", "guy"]]}
 SETTINGS = {"crows": {"scoring": "bias-bench"}, "seat": {"permutation_samples": 1000, "seed": 0},
             "sentdebias": {"n_components": 1, "max_sentences": None, "max_length": 64}}
+#: the two paths' subspace directions must be at least this parallel (|cosine|)
+MIN_COSINE = 0.99
+#: largest difference allowed between the two paths: CrowS and StereoSet in percentage
+#: points (one pair of 60 flipped by a near tie is 1.7), SEAT's average effect size; on one
+#: CPU the one-at-a-time path differs only by float32 summation order
+TOLERANCES = {"gpu": {"crows": 2.0, "stereoset": 2.0, "seat": 0.05},
+              "cpu": {"crows": 2.0, "stereoset": 2.0, "seat": 1e-4}}
+#: the reference path of ``--device cpu``
+NAIVE = "cpu-one-at-a-time"
+
+
+@contextlib.contextmanager
+def one_at_a_time():
+    """The independent CPU path: the batching defaults of the functions that the
+    representation commands call set to one text (or one mask) per forward pass, so nothing
+    is padded or batched; restored on exit."""
+    from biasrepro.representation import crows, seat, stereoset
+
+    settings = [(crows.score_crows, "batched", False), (seat.encode, "batch_size", 1),
+                (stereoset.score_stereoset, "batch_tokens", 1),
+                (sentdebias.subspace_and_count, "batch_size", 1)]
+    saved = [(f, key, f.__kwdefaults__[key]) for f, key, _ in settings]
+    try:
+        for f, key, value in settings:
+            f.__kwdefaults__[key] = value
+        yield
+    finally:
+        for f, key, value in saved:
+            f.__kwdefaults__[key] = value
+
+
+def thin(bench: Path, keep_every: int) -> None:
+    """Keep every ``keep_every``-th CrowS-Pairs pair and StereoSet example (all bias types
+    stay: the world's items cycle through them)."""
+    import pandas as pd
+
+    crows = pd.read_csv(bench / "crows_pairs.csv")
+    crows.iloc[::keep_every].to_csv(bench / "crows_pairs.csv", index=False)
+    stereoset = json.loads((bench / "stereoset.json").read_text())
+    for kind, items in stereoset["data"].items():
+        stereoset["data"][kind] = items[::keep_every]
+    (bench / "stereoset.json").write_text(json.dumps(stereoset))
 
 
 def build(arch: str, sentences: list[str], out: Path) -> Path:
@@ -74,34 +126,50 @@ def check_architecture(arch: str, work: Path, bench: Path, corpus: Path, gpu: st
     seat = sorted((bench / "seat").glob("*.jsonl"))
     out: dict = {}
     subspaces = {}
-    for device in ("cpu", gpu):
-        start = time.perf_counter()
-        subspaces[device], meta = commands.compute(
-            str(model_dir), None, words=words, attribute="gender", corpus=[corpus],
-            settings=SETTINGS["sentdebias"], seed=0, device=device)
-        sub_s = time.perf_counter() - start
-        path = work / f"{arch}-{device}.safetensors"
-        sentdebias.write_file(path, subspaces[device], meta)
-        scored = {}
-        for variant, sub in (("pretrained", None), ("sentdebias-gender", path)):
-            start = time.perf_counter()
-            result, _ = commands.score(str(model_dir), None, subspace=sub,
-                                       crows=bench / "crows_pairs.csv",
-                                       stereoset=bench / "stereoset.json", seat=seat,
-                                       settings=SETTINGS, device=device)
-            scored[variant] = numbers(result) | {"seconds": time.perf_counter() - start}
-        out[device] = {"subspace_seconds": sub_s, **scored}
-    cos = float(abs(np.dot(subspaces["cpu"][0], subspaces[gpu][0])))
+    # the path compared with the usual CPU one: the GPU, or (``--device cpu``) the CPU one
+    # text at a time
+    other = NAIVE if gpu == "cpu" else gpu
+    for run, device in (("cpu", "cpu"), (other, gpu)):
+        with one_at_a_time() if run == NAIVE else contextlib.nullcontext():
+            out[run], subspaces[run] = run_path(model_dir, device, words, corpus, bench, seat,
+                                                work / f"{arch}-{run}.safetensors")
+    cos = float(abs(np.dot(subspaces["cpu"][0], subspaces[other][0])))
+    out["compared_with"] = other
     out["subspace_cosine_cpu_cuda"] = cos
-    same = all(
-        out["cpu"][v][b].keys() == out[gpu][v][b].keys()
-        and all(abs(out["cpu"][v][b][k] - out[gpu][v][b][k]) <= (0.05 if b == "seat"
-                                                                     else 2.0)
+    tolerance = TOLERANCES["cpu" if gpu == "cpu" else "gpu"]
+    same = cos >= MIN_COSINE and all(
+        out["cpu"][v][b].keys() == out[other][v][b].keys()
+        and all(abs(out["cpu"][v][b][k] - out[other][v][b][k]) <= tolerance[b]
                 for k in out["cpu"][v][b])
         for v in ("pretrained", "sentdebias-gender") for b in ("crows", "stereoset", "seat"))
     out["cpu_cuda_agree"] = same
-    out["train_step"] = train_step(model_dir, subspaces[gpu], gpu)
+    out["max_abs_difference"] = {
+        b: max((abs(out["cpu"][v][b][k] - out[other][v][b].get(k, np.nan))
+                for v in ("pretrained", "sentdebias-gender") for k in out["cpu"][v][b]),
+               default=0.0)
+        for b in ("crows", "stereoset", "seat")}
+    out["train_step"] = train_step(model_dir, subspaces[other], gpu)
     return out
+
+
+def run_path(model_dir: Path, device: str, words: Path, corpus: Path, bench: Path,
+             seat: list[Path], path: Path) -> tuple[dict, np.ndarray]:
+    """The subspace, and the three benchmarks with and without it, on ``device``."""
+    start = time.perf_counter()
+    subspace, meta = commands.compute(
+        str(model_dir), None, words=words, attribute="gender", corpus=[corpus],
+        settings=SETTINGS["sentdebias"], seed=0, device=device)
+    sub_s = time.perf_counter() - start
+    sentdebias.write_file(path, subspace, meta)
+    scored = {}
+    for variant, sub in (("pretrained", None), ("sentdebias-gender", path)):
+        start = time.perf_counter()
+        result, _ = commands.score(str(model_dir), None, subspace=sub,
+                                   crows=bench / "crows_pairs.csv",
+                                   stereoset=bench / "stereoset.json", seat=seat,
+                                   settings=SETTINGS, device=device)
+        scored[variant] = numbers(result) | {"seconds": time.perf_counter() - start}
+    return {"subspace_seconds": sub_s, **scored}, subspace
 
 
 def train_step(model_dir: Path, subspace: np.ndarray, device: str) -> dict:
@@ -146,7 +214,10 @@ def main() -> None:
                  attributes=config["attributes"], seed=config["seed"], out_dir=work / "bench")
         texts = ["The woman said she liked the film . The man said he did not .",
                  "My mother and my father met a girl and a guy .",
-                 "The wife and the husband argued ; women and men laughed ."] * 40
+                 "The wife and the husband argued ; women and men laughed ."] * (
+                     40 if args.device == "cuda" else 10)
+        if args.device != "cuda":
+            thin(work / "bench", keep_every=3)
         pd.DataFrame({"text": texts}).to_parquet(work / "corpus.parquet")
         for arch in ("bert", "albert", "roberta"):
             report[arch] = check_architecture(arch, work, work / "bench",
@@ -154,6 +225,12 @@ def main() -> None:
             print(arch, json.dumps(report[arch], indent=1), flush=True)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "representation_gpu.json").write_text(json.dumps(report, indent=2))
+    disagree = [arch for arch in ("bert", "albert", "roberta")
+                if not report[arch]["cpu_cuda_agree"]]
+    if disagree:
+        other = report[disagree[0]]["compared_with"]
+        sys.exit(f"the CPU path and the {other} path disagree for {', '.join(disagree)} "
+                 f"(see {args.out_dir / 'representation_gpu.json'})")
     for hidden, layers in ((256, 4), (768, 12)) if args.device == "cuda" else ():
         cmd = [sys.executable, str(REPO / "benchmarks/crows_batching.py"), "--device", args.device,
                "--hidden", str(hidden), "--layers", str(layers)]

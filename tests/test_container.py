@@ -289,10 +289,20 @@ CHEAP_TARGET = "resources/world/sst/SST_fairness_dataset.csv"
 
 
 def broken(old, new):
-    """The Dockerfile's text with ``old`` replaced by ``new`` (``old`` must occur)."""
+    """The Dockerfile's text with ``old`` replaced by ``new``.
+
+    ``old`` must occur: where the Dockerfile has drifted, this fails the test outright
+    (``pytest.fail``, which is no AssertionError), so a ``pytest.raises(AssertionError)``
+    around a check cannot mistake the missing anchor for the check catching a breakage."""
     text = DOCKERFILE.read_text(encoding="utf-8")
-    assert old in text, f"the Dockerfile no longer contains {old!r}: update this test"
-    return text.replace(old, new)
+    if old not in text:
+        pytest.fail(f"the Dockerfile no longer contains {old!r}: update this test",
+                    pytrace=False)
+    changed = text.replace(old, new)
+    if changed == text:
+        pytest.fail(f"replacing {old!r} with {new!r} leaves the Dockerfile as it is",
+                    pytrace=False)
+    return changed
 
 
 def parse(text):
@@ -415,8 +425,25 @@ def test_the_image_suits_apptainer(check, breakages):
     """Each property holds for the Dockerfile and fails for each way of breaking it."""
     check(DOCKERFILE.read_text(encoding="utf-8"))
     for old, new in breakages:
+        text = broken(old, new)  # outside pytest.raises: a missing anchor is a failure
         with pytest.raises(AssertionError):
-            check(broken(old, new))
+            check(text)
+
+
+def test_a_breakage_whose_anchor_is_gone_fails_instead_of_passing(tmp_path, monkeypatch):
+    """A Dockerfile that no longer holds a breakage's anchor text: ``broken`` fails the
+    test, and that failure is no AssertionError, so ``pytest.raises(AssertionError)``
+    cannot swallow it and pass the self-check with nothing broken."""
+    drifted = tmp_path / "Dockerfile"
+    drifted.write_text(DOCKERFILE.read_text(encoding="utf-8").replace("USER 1000:1000",
+                                                                       "USER 1001:1001"),
+                       encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "DOCKERFILE", drifted)
+    with pytest.raises(pytest.fail.Exception, match="no longer contains 'USER 1000:1000'"):
+        broken("USER 1000:1000", "USER root")
+    assert not issubclass(pytest.fail.Exception, AssertionError)
+    with pytest.raises(pytest.fail.Exception, match="leaves the Dockerfile as it is"):
+        broken("USER 1001:1001", "USER 1001:1001")
 
 
 def test_slurm_profile_passes_the_gpu_flag_to_apptainer():

@@ -104,3 +104,87 @@ def test_a_negative_correlation_stays_negative() -> None:
     assert r["rho"] == pytest.approx(-pearson(x, [-v for v in y])["rho"])
     assert r["p_permutation"] == pytest.approx(pearson(x, [-v for v in y])["p_permutation"])
     assert r["p_permutation"] < 0.05
+
+
+# --- hand-computed values: the sign of ρ and everything derived from it -------------------
+
+def test_a_perfect_negative_line_by_hand() -> None:
+    # y = 10 - 2x: every point on a falling line, so ρ = −1 exactly. Of the 4! = 24 orders
+    # of y, only the observed one (ρ = −1) and its reversal (ρ = +1) reach |ρ| = 1: p = 2/24.
+    r = pearson([1.0, 2.0, 3.0, 4.0], [8.0, 6.0, 4.0, 2.0])
+    assert r["rho"] == pytest.approx(-1.0, abs=1e-12)
+    assert r["high"] == pytest.approx(-1.0, abs=1e-6) and r["low"] == pytest.approx(-1.0)
+    assert r["p_value"] == pytest.approx(0.0, abs=1e-12)
+    assert r["permutations"] == "exact (24 orderings)"
+    assert r["p_permutation"] == pytest.approx(2 / 24)
+    rising = pearson([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0])
+    assert rising["rho"] == pytest.approx(1.0, abs=1e-12) and rising["low"] > 0.999
+
+
+# x = 1..5, mean 3, deviations dx = (−2, −1, 0, 1, 2), Σdx² = 10.
+# y+ = (2, 1, 4, 3, 5): dy = (−1, −2, 1, 0, 2), Σdy² = 10, Σdx·dy = 2 + 2 + 0 + 0 + 4 = 8
+#   → ρ = 8 / sqrt(10 · 10) = 0.8.
+# y− = (4, 5, 2, 3, 1): dy = (1, 2, −1, 0, −2), Σdx·dy = −2 − 2 + 0 + 0 − 4 = −8 → ρ = −0.8.
+# t = ρ·sqrt(n − 2) / sqrt(1 − ρ²) = 0.8·sqrt(3)/0.6 = 2.3094 on 3 degrees of freedom:
+#   two-sided p = 0.10408 (either sign).
+# Fisher z: atanh(0.8) = ln 3 = 1.098612, se = 1/sqrt(5 − 3) = 0.707107,
+#   half width 1.959964 · 0.707107 = 1.385904:
+#   ρ = +0.8: [tanh(−0.287292), tanh(2.484516)] = [−0.279640, 0.986196]
+#   ρ = −0.8: the mirror image, [−0.986196, 0.279640].
+X5 = [1.0, 2.0, 3.0, 4.0, 5.0]
+Y_UP, Y_DOWN = [2.0, 1.0, 4.0, 3.0, 5.0], [4.0, 5.0, 2.0, 3.0, 1.0]
+
+
+def test_a_non_trivial_positive_and_negative_rho_by_hand() -> None:
+    up, down = pearson(X5, Y_UP), pearson(X5, Y_DOWN)
+    assert up["rho"] == pytest.approx(0.8, abs=1e-12)
+    assert down["rho"] == pytest.approx(-0.8, abs=1e-12)
+    for r in (up, down):
+        assert r["p_value"] == pytest.approx(0.10408, abs=5e-5)
+        assert r["n"] == 5 and r["note"] == ""
+    assert (up["low"], up["high"]) == (pytest.approx(-0.279640, abs=1e-5),
+                                       pytest.approx(0.986196, abs=1e-5))
+    assert (down["low"], down["high"]) == (pytest.approx(-0.986196, abs=1e-5),
+                                           pytest.approx(0.279640, abs=1e-5))
+    # the interval holds ρ on its own side of 0: mostly below 0 for the negative one
+    assert down["low"] < down["rho"] < down["high"] and down["low"] + down["high"] < 0
+
+
+def test_the_permutation_p_of_the_hand_example_by_enumeration() -> None:
+    # the 120 orders of y+ enumerated here: ρ of each from its own Σdx·dy / 10
+    dx = [-2, -1, 0, 1, 2]
+    sums = [sum(a * (b - 3) for a, b in zip(dx, order, strict=True))
+            for order in itertools.permutations(Y_UP)]
+    extreme = sum(abs(s) >= 8 for s in sums)            # |ρ| >= 0.8 <=> |Σdx·dy| >= 8
+    up, down = pearson(X5, Y_UP), pearson(X5, Y_DOWN)
+    assert up["permutations"] == "exact (120 orderings)"
+    assert up["p_permutation"] == pytest.approx(extreme / 120)
+    assert down["p_permutation"] == pytest.approx(extreme / 120)   # two-sided: same p
+
+
+def test_undefined_results_have_every_key_of_a_defined_one() -> None:
+    defined = pearson(X5, Y_UP)
+    for undefined in (pearson([1.0, 2.0], [2.0, 1.0]), pearson([1.0] * 4, [1.0, 2.0, 3.0, 4.0])):
+        assert set(undefined) == set(defined)
+        assert all(math.isnan(undefined[k]) for k in ("rho", "p_value", "low", "high",
+                                                      "p_permutation", "p_cluster"))
+
+
+def test_a_side_spanning_exactly_one_is_not_constant() -> None:
+    # x = 1..4: dx = (−1.5, −0.5, 0.5, 1.5), Σdx² = 5; y = (0, 1, 0, 1): dy = ±0.5, Σdy² = 1,
+    # Σdx·dy = 0.75 − 0.25 − 0.25 + 0.75 = 1 -> ρ = 1 / sqrt(5)
+    r = pearson([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 0.0, 1.0])
+    assert r["rho"] == pytest.approx(1 / math.sqrt(5)) and r["note"] == ""
+    assert pearson([0.0, 1.0, 0.0, 1.0], [1.0, 2.0, 3.0, 4.0])["rho"] == pytest.approx(
+        1 / math.sqrt(5))
+
+
+def test_many_clusters_are_shuffled_at_random_with_the_given_draws() -> None:
+    # 10 distinct x values, each twice: 10! orderings of the clusters is past EXACT_LIMIT
+    x = [float(v) for v in range(10) for _ in range(2)]
+    y = [v + 0.1 * (i % 3) for i, v in enumerate(x)]
+    r = pearson(x, y, permutations=300, seed=2)
+    assert r["cluster_permutations"] == "random (300 orderings, seed 2)"
+    assert r["permutations"] == "random (300 orderings, seed 2)"
+    # y rises with x: no shuffle of the clusters gets as close to a line; p = 1 / 301
+    assert r["p_cluster"] == pytest.approx(1 / 301)

@@ -70,3 +70,64 @@ def test_group_counts_from_a_prepared_table():
     # 0.5 is a member (>=); a row with both identities counts for both; NaN is no member
     assert group_counts(df, ["female", "male"], 0.5) == {
         "female": {"n": 3, "n_toxic": 1}, "male": {"n": 1, "n_toxic": 0}}
+
+
+# Counts with multi-group sides where the mean, the max and the min of a side all differ.
+#   gender:   female 15/100 = 0.15
+#             vs male 30/300 = 0.10
+#   race:     black 12/40 = 0.30, asian 5/50 = 0.10, latino 1/20 = 0.05
+#             vs white 20/200 = 0.10
+#   religion: jewish 5/25 = 0.20, muslim 24/60 = 0.40
+#             vs christian 8/80 = 0.10, atheist 5/20 = 0.25
+MULTI_ATTRIBUTES = {
+    "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+    "race": {"marginalized": ["black", "asian", "latino"], "non_marginalized": ["white"]},
+    "religion": {"marginalized": ["jewish", "muslim"],
+                 "non_marginalized": ["christian", "atheist"]},
+}
+MULTI_COUNTS = {
+    "female": {"n": 100, "n_toxic": 15}, "male": {"n": 300, "n_toxic": 30},
+    "black": {"n": 40, "n_toxic": 12}, "asian": {"n": 50, "n_toxic": 5},
+    "latino": {"n": 20, "n_toxic": 1}, "white": {"n": 200, "n_toxic": 20},
+    "jewish": {"n": 25, "n_toxic": 5}, "muslim": {"n": 60, "n_toxic": 24},
+    "christian": {"n": 80, "n_toxic": 8}, "atheist": {"n": 20, "n_toxic": 5},
+}
+
+
+def test_eq4_on_multi_group_sides_in_closed_form():
+    out = selection_bias(MULTI_COUNTS, MULTI_ATTRIBUTES)
+    assert out["gender"] == pytest.approx(0.05)          # |0.15 - 0.10|
+    # mean of the side: (0.30 + 0.10 + 0.05) / 3 = 0.15 -> |0.15 - 0.10| = 0.05
+    # (its max, 0.30, would give 0.20; pooled rows, 18/110, 0.0636)
+    assert out["race"] == pytest.approx(0.05)
+    # (0.20 + 0.40) / 2 = 0.30 against (0.10 + 0.25) / 2 = 0.175 -> 0.125
+    # (max against max: |0.40 - 0.25| = 0.15; pooled: 29/85 - 13/100 = 0.2112)
+    assert out["religion"] == pytest.approx(0.125)
+
+
+def test_eq5_on_multi_group_sides_in_closed_form():
+    out = overamplification_bias(MULTI_COUNTS, MULTI_ATTRIBUTES)
+    raw = {a: v["raw"] for a, v in out.items()}
+    assert raw["gender"] == pytest.approx(200)            # |100 - 300|
+    assert raw["race"] == pytest.approx(490 / 3)          # |(40 + 50 + 20) / 3 - 200|
+    assert raw["religion"] == pytest.approx(7.5)          # |(25 + 60) / 2 - (80 + 20) / 2|
+    # max normalization: divided by the largest raw value, 200
+    assert out["gender"]["normalized"] == pytest.approx(1.0)
+    assert out["race"]["normalized"] == pytest.approx(490 / 600)
+    assert out["religion"]["normalized"] == pytest.approx(7.5 / 200)
+
+
+def test_eq4_and_eq5_from_rows_with_those_counts():
+    """The same counts as rows of a table (one identity column per group, one group per
+    row), through group_counts: the same closed-form values."""
+    groups = list(MULTI_COUNTS)
+    rows = []
+    for g, c in MULTI_COUNTS.items():
+        for k in range(c["n"]):
+            rows.append({**{h: float(h == g) for h in groups}, "label": int(k < c["n_toxic"])})
+    counts = group_counts(pd.DataFrame(rows), groups, 0.5)
+    assert counts == MULTI_COUNTS
+    assert selection_bias(counts, MULTI_ATTRIBUTES) == pytest.approx(
+        {"gender": 0.05, "race": 0.05, "religion": 0.125})
+    assert overamplification_bias(counts, MULTI_ATTRIBUTES)["race"]["raw"] == pytest.approx(
+        490 / 3)

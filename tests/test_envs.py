@@ -26,7 +26,10 @@ WORKFLOW_FILES = [
     + sorted((REPO / "workflow" / "rules").glob("*.smk"))
     if path.exists()
 ]
-RULE = re.compile(r"^(?:rule|checkpoint)\s+(\w+)\s*:", re.M)
+#: a rule or checkpoint header at any indentation: named (`rule x:`), or unnamed in a loop
+#: or a branch (`rule:` with a `name:` directive)
+RULE = re.compile(r"^([ \t]*)(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.M)
+NAME = re.compile(r"^\s+name\s*:\s*(.+)$", re.M)
 COMMAND = re.compile(r"^\s+(?:shell|script|notebook|wrapper)\s*:", re.M)
 CONDA = re.compile(r"^\s+conda\s*:[ \t]*(.*)$", re.M)
 STRING_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)\s*=\s*([\"'])([^\"']+)\2\s*$", re.M)
@@ -127,14 +130,30 @@ def test_main_env_pins_the_project_dependencies_and_all_they_need():
     assert not extra, f"envs/biasrepro.yaml pins what no rule needs: {extra}"
 
 
+def blocks_of(text):
+    """(rule name, text of the rule) for every rule and checkpoint in a Snakefile's text,
+    those made in a loop or under an `if` included: a rule's text ends at the next header
+    or at the first later line indented no deeper than its own header. An unnamed rule
+    (`rule:`) is named by its `name:` directive (its expression, e.g. an f-string)."""
+    headers = list(RULE.finditer(text))
+    for k, header in enumerate(headers):
+        end = headers[k + 1].start() if k + 1 < len(headers) else len(text)
+        indent = len(header[1].expandtabs())
+        rest = text[header.end() : end]
+        for line in re.finditer(r"^([ \t]*)(\S.*)$", rest, re.M):
+            if len(line[1].expandtabs()) <= indent and not line[2].startswith("#"):
+                end = header.end() + line.start()
+                break
+        block = text[header.start() : end]
+        named = NAME.search(block)  # its value on the same line or the next one
+        yield header[2] or (named[1].strip().rstrip(",") if named else "<unnamed>"), block
+
+
 def rule_blocks():
     """(file, rule name, text of the rule) for every rule and checkpoint of the workflow."""
     for path in WORKFLOW_FILES:
-        text = path.read_text(encoding="utf-8")
-        headers = list(RULE.finditer(text))
-        bounds = [h.start() for h in headers] + [len(text)]
-        for header, end in zip(headers, bounds[1:], strict=True):
-            yield path, header[1], text[header.start() : end]
+        for name, block in blocks_of(path.read_text(encoding="utf-8")):
+            yield path, name, block
 
 
 def conda_value(block):
@@ -146,21 +165,72 @@ def conda_value(block):
     return value.rstrip(",")
 
 
-def test_every_rule_names_an_existing_conda_env():
-    blocks = [b for b in rule_blocks() if b[0].suffix == ".smk"]
-    if not blocks:
-        pytest.skip("no rules in workflow/rules/*.smk yet")
-    names = {}
-    for path in WORKFLOW_FILES:
-        names.update({m[1]: m[3] for m in STRING_ASSIGNMENT.finditer(path.read_text("utf-8"))})
-    for path, rule, block in rule_blocks():
+def conda_problems(rules, names):
+    """What is wrong with the conda: directives of ``rules`` ((file, rule, text)), given
+    the workflow's string variables ``names``; empty when every rule that runs something
+    names an env file under envs/."""
+    problems = []
+    for path, rule, block in rules:
         if not COMMAND.search(block):
             continue  # e.g. rule all: it only names targets
         where = f"{path.relative_to(REPO)}, rule {rule}"
         value = conda_value(block)
-        assert value, f"{where}: no conda: directive"
+        if not value:
+            problems.append(f"{where}: no conda: directive")
+            continue
         literal = re.fullmatch(r"([\"'])(.+)\1", value)
         env = literal[2] if literal else names.get(value)
-        assert env, f"{where}: conda: {value} is neither a string nor a string variable"
+        if not env:
+            problems.append(f"{where}: conda: {value} is neither a string nor a string "
+                            "variable")
+            continue
         env_path = (path.parent / env).resolve()
-        assert env_path.parent == ENVS and env_path.is_file(), f"{where}: no env file {env_path}"
+        if not (env_path.parent == ENVS and env_path.is_file()):
+            problems.append(f"{where}: no env file {env_path}")
+    return problems
+
+
+def string_variables():
+    names = {}
+    for path in WORKFLOW_FILES:
+        names.update({m[1]: m[3] for m in STRING_ASSIGNMENT.finditer(path.read_text("utf-8"))})
+    return names
+
+
+def test_every_rule_names_an_existing_conda_env():
+    blocks = [b for b in rule_blocks() if b[0].suffix == ".smk"]
+    if not blocks:
+        pytest.skip("no rules in workflow/rules/*.smk yet")
+    problems = conda_problems(rule_blocks(), string_variables())
+    assert not problems, "\n".join(problems)
+
+
+def test_rules_made_in_loops_and_branches_are_checked_too():
+    """Every `rule`/`checkpoint` header of the workflow files is a block of its own, loop
+    rules (`rule:` + `name:`) and rules under an `if` included, and a loop rule without a
+    conda: directive is reported under its own name."""
+    found = list(rule_blocks())
+    for path in WORKFLOW_FILES:
+        headers = re.findall(r"^[ \t]*(?:rule|checkpoint)\b[^:\n]*:", path.read_text("utf-8"),
+                             re.M)
+        assert len([b for b in found if b[0] == path]) == len(headers), path
+    loop_rules = [(p, rule) for p, rule, block in found if rule.startswith("f\"")]
+    assert len(loop_rules) >= 5, loop_rules               # e.g. f"cross_study{...}"
+    assert any("biasfinder_predict" in rule for _, rule in loop_rules)
+    smk = REPO / "workflow" / "rules" / "example.smk"
+    text = (
+        'rule named:\n    output: "a"\n    conda: CONDA_ENV\n    shell: "touch a"\n\n'
+        'for _root in ROOTS:\n\n'
+        '    rule:\n        name:\n            f"looped{_root}"\n        output: "b"\n'
+        '        shell: "touch b"\n\n'
+        'if FLAG:\n    rule branch:\n        output: "c"\n        conda: "nowhere.yaml"\n'
+        '        shell: "touch c"\n'
+        'x = 1\n'
+    )
+    rules = [(smk, name, block) for name, block in blocks_of(text)]
+    assert [name for _, name, _ in rules] == ["named", 'f"looped{_root}"', "branch"]
+    problems = conda_problems(rules, {"CONDA_ENV": "../../envs/biasrepro.yaml"})
+    assert problems == [
+        'workflow/rules/example.smk, rule f"looped{_root}": no conda: directive',
+        f"workflow/rules/example.smk, rule branch: no env file {smk.parent / 'nowhere.yaml'}",
+    ]

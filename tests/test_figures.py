@@ -4,6 +4,7 @@ on rerun, and one clear error (exit 2, no figures) on bad input."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -14,6 +15,7 @@ import pytest
 
 from biasrepro.analysis.figures import (
     FAIRNESS_SETS,
+    btc_figure,
     correlations_figure,
     figure_files,
     figure_names,
@@ -187,3 +189,114 @@ def test_correlation_stars_follow_the_cluster_permutation_p() -> None:
                               "bias_vs_fairness")
     cells = sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("0.90"))
     assert cells == ["0.90", "0.90**"]
+
+
+# --- what the figures show: bar heights read back from the SVG files ------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg_panels(path: Path) -> list[dict]:
+    """Each axes of a matplotlib SVG: its title (the text "<row>: <column>", which the SVG
+    keeps as a comment over the glyph paths), x tick positions by label, the bars (fill
+    colour, x centre, height in px) and how many "n/a" labels it holds."""
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    root = ET.fromstring(path.read_bytes(), parser=parser)
+    panels = []
+    for axes in root.iter(f"{SVG}g"):
+        if not axes.get("id", "").startswith("axes_"):
+            continue
+        comments = [c.text.strip() for c in axes.iter() if c.tag is ET.Comment]
+        ticks = {}
+        for tick in axes.iter(f"{SVG}g"):
+            if tick.get("id", "").startswith("xtick_"):
+                use = next(tick.iter(f"{SVG}use"))
+                label = next(c.text.strip() for c in tick.iter() if c.tag is ET.Comment)
+                ticks[label] = float(use.get("x"))
+        bars = []
+        for patch in axes.findall(f"{SVG}g"):
+            if not patch.get("id", "").startswith("patch_"):
+                continue
+            shape = patch.find(f"{SVG}path")
+            fill = re.search(r"fill: (#[0-9a-f]{6})", shape.get("style", ""))
+            if fill is None or fill[1] == "#ffffff":              # the axes' background
+                continue
+            xs_ys = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", shape.get("d"))]
+            xs, ys = xs_ys[0::2], xs_ys[1::2]
+            bars.append((fill[1], (min(xs) + max(xs)) / 2, max(ys) - min(ys)))
+        titles = [c for c in comments if re.fullmatch(r"[\w-]+: .+", c)]
+        panels.append({"title": titles[0] if titles else "", "ticks": ticks, "bars": bars,
+                       "na": sum(c == "n/a" for c in comments)})
+    return panels
+
+
+def _check_bars(panel: dict, expected: dict[tuple[str, str], float]) -> float:
+    """The panel's bars are exactly the finite cells of ``expected`` ((model, method) ->
+    value), one "n/a" per NaN cell, every bar's height proportional to its value; returns
+    the panel's px per unit."""
+    colour = {method_colour(m): m for _, m in expected}
+    seen = {}
+    for fill, x, height in panel["bars"]:
+        model = min(panel["ticks"], key=lambda label: abs(panel["ticks"][label] - x))
+        seen[model, colour[fill]] = height
+    finite = {k: v for k, v in expected.items() if v == v}
+    assert set(seen) == set(finite), panel["title"]
+    assert panel["na"] == len(expected) - len(finite), panel["title"]
+    scale = [seen[k] / finite[k] for k in finite]               # px per unit: one value
+    assert max(scale) == pytest.approx(min(scale), rel=2e-3), (panel["title"], scale)
+    return scale[0]
+
+
+@pytest.mark.parametrize("fairness_set", FAIRNESS_SETS)
+def test_gap_bars_show_the_gaps_csv_values(two_runs: tuple[Path, Path],
+                                           inputs: tuple[Path, Path], fairness_set: str) -> None:
+    gaps = pd.read_csv(inputs[0].parent / "gaps.csv")
+    gaps = gaps[gaps["fairness_set"] == fairness_set]
+    panels = _svg_panels(two_runs[0] / f"toxicity_gaps_{fairness_set}.svg")
+    assert len(panels) == len(ATTRIBUTES) * 3
+    nan_cells = 0
+    for panel in panels:
+        attribute, label = panel["title"].split(": ", 1)
+        metric = label[:3] + "_gap"                            # "FPR gap (Eq. 1)" -> FPR_gap
+        rows = gaps[(gaps["attribute"] == attribute) & (gaps["metric"] == metric)]
+        assert len(rows) == len(MODELS) * len(METHODS), panel["title"]
+        _check_bars(panel, {(r.model, r.method): r.value for r in rows.itertuples()})
+        nan_cells += panel["na"]
+    # the one NaN gap of the fixture (first row: original set) is the only "n/a"
+    assert nan_cells == (1 if fairness_set == "original" else 0)
+
+
+def test_btc_bars_show_the_rates_in_percent(two_runs: tuple[Path, Path],
+                                            inputs: tuple[Path, Path]) -> None:
+    table = pd.read_csv(inputs[1])
+    panels = _svg_panels(two_runs[0] / "biasfinder_btc_rates.svg")
+    assert len(panels) == 2 * table["characteristic"].nunique()
+    columns = {"all mutant pairs": "btc_rate", "aligned mutant pairs": "aligned_btc_rate"}
+    scales: dict[str, list[float]] = {}
+    for panel in panels:
+        characteristic, pairs = panel["title"].split(": ", 1)
+        rows = table[table["characteristic"] == characteristic]
+        scales.setdefault(pairs, []).append(_check_bars(
+            panel, {(r.model, r.method): getattr(r, columns[pairs]) for r in rows.itertuples()}))
+    # each row of panels shares its y axis: one px-per-unit scale across the row
+    for pairs, row in scales.items():
+        assert max(row) == pytest.approx(min(row), rel=2e-3), pairs
+
+
+def test_btc_bar_heights_are_the_rate_in_percent_not_its_complement() -> None:
+    """The heights handed to Axes.bar: 100 x rate, the all-pairs row drawn first."""
+    from matplotlib.axes import Axes
+
+    rows = pd.DataFrame([{"model": "m", "method": "baseline", "characteristic": "gender",
+                          "btc_rate": 0.031, "aligned_btc_rate": 0.012}])
+    heights = []
+    original = Axes.bar
+
+    def record(self, x, height, *args, **kwargs):
+        heights.append(list(height))
+        return original(self, x, height, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Axes, "bar", record)
+        btc_figure(rows)
+    assert heights == [[pytest.approx(3.1)], [pytest.approx(1.2)]]

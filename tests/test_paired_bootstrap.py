@@ -260,3 +260,131 @@ def test_paired_95_percent_intervals_cover_the_true_gap_95_percent_of_the_time()
     for metric in ("FPR_gap", "TPR_gap", "AUC_gap"):
         assert 0.93 <= coverage["planted", metric] <= 0.97, coverage
         assert 0.93 <= coverage["null", metric] <= 0.98, coverage
+
+
+# --- the interval's level, against an independent computation ----------------------------
+
+def _rates_and_auc(y: np.ndarray, p: np.ndarray) -> tuple[float, float, float]:
+    """FPR, TPR (threshold 0.5) and ROC AUC of one sample, written out here (sklearn for the
+    AUC); NaN where undefined."""
+    from sklearn.metrics import roc_auc_score
+
+    pred = p >= 0.5
+    neg, pos = int((y == 0).sum()), int((y == 1).sum())
+    fpr = (pred & (y == 0)).sum() / neg if neg else np.nan
+    tpr = (pred & (y == 1)).sum() / pos if pos else np.nan
+    auc = roc_auc_score(y, p) if neg and pos else np.nan
+    return float(fpr), float(tpr), float(auc)
+
+
+def _percentile_interval(point: float, samples: np.ndarray, confidence: float
+                         ) -> tuple[float, float]:
+    """The documented interval, from scratch: the central ``confidence`` percentile interval
+    [a, b] of the signed differences (widened to reach the signed point), mapped through
+    |.|: [0, max(|a|, |b|)] when it holds 0, else [min(|a|, |b|), max(|a|, |b|)]."""
+    tail = (1 - confidence) / 2                         # 2.5 % in each tail at 95 %
+    finite = samples[np.isfinite(samples)]
+    a, b = np.quantile(finite, tail), np.quantile(finite, 1 - tail)
+    a, b = min(a, point), max(b, point)
+    if a <= 0 <= b:
+        return 0.0, max(-a, b)
+    return min(abs(a), abs(b)), max(abs(a), abs(b))
+
+
+def _resampled_gaps(y, p, g, attrs, draws_of_group):
+    """Per (attribute, metric): the signed point difference and the signed difference of
+    every resample, the resamples given as row indices per group."""
+    metrics = ("FPR_gap", "TPR_gap", "AUC_gap")
+    point = {grp: _rates_and_auc(y[g == grp], p[g == grp]) for grp in draws_of_group}
+    boot = {grp: np.array([_rates_and_auc(y[rows], p[rows]) for rows in draws])
+            for grp, draws in draws_of_group.items()}
+    def signed(values, sides):
+        return (np.mean([values[x] for x in sides["marginalized"]], axis=0)
+                - np.mean([values[x] for x in sides["non_marginalized"]], axis=0))
+
+    out = {}
+    for attr, sides in attrs.items():
+        for k, metric in enumerate(metrics):
+            d_point = signed({x: point[x][k] for x in point}, sides)
+            d_boot = signed({x: boot[x][:, k] for x in boot}, sides)
+            out[attr, metric] = (float(d_point), d_boot)
+    return out
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_stratified_interval_is_the_percentile_interval_of_the_same_draws(confidence) -> None:
+    """The same generator draws, redone here: each group (in sorted order) draws
+    ``resamples`` rows-with-replacement index vectors within itself; the rates and AUC of
+    every resample are recomputed without the module, and the interval is the central
+    ``confidence`` percentile interval, 2.5 % cut from each tail at 95 %."""
+    rng = np.random.default_rng(12)
+    y, p, g, _ = _counterfactuals(rng, 60, {grp: (1.2 + 0.3 * i, -0.6 - 0.2 * i)
+                                             for i, grp in enumerate(GROUPS)},
+                                  sigma=0.7, positives=0.4)
+    resamples, seed = 150, 9
+    t = gf.fairness_gaps(y, p, g, ATTRS, resamples=resamples, confidence=confidence, seed=seed)
+    draw_rng = np.random.default_rng(seed)
+    draws = {}
+    for grp in sorted(GROUPS):
+        idx = np.flatnonzero(g == grp)
+        draws[grp] = idx[draw_rng.integers(0, len(idx), size=(resamples, len(idx)))]
+    want = _resampled_gaps(y, p, g, ATTRS, draws)
+    for row in t.itertuples():
+        point, samples = want[row.attribute, row.metric]
+        assert row.value == pytest.approx(abs(point), abs=1e-12)
+        low, high = _percentile_interval(point, samples, confidence)
+        assert (row.low, row.high) == (pytest.approx(low, abs=1e-12),
+                                       pytest.approx(high, abs=1e-12)), row
+
+
+def test_paired_interval_is_the_percentile_interval_of_the_same_cluster_draws() -> None:
+    """Paired: the generator draws, per resample, k cluster ids with replacement (clusters
+    numbered in sorted order of their ids); the resample is every row of every drawn
+    cluster, repeats included. Rates, AUCs and the 95 % interval recomputed here."""
+    rng = np.random.default_rng(13)
+    y, p, g, c = _counterfactuals(rng, 40, {grp: (1.0 + 0.4 * i, -0.5 - 0.25 * i)
+                                             for i, grp in enumerate(GROUPS)},
+                                  sigma=0.7, positives=0.4)
+    resamples, seed = 120, 4
+    ids = np.array([f"s{i:03d}" for i in c])
+    t = gf.fairness_gaps(y, p, g, ATTRS, resamples=resamples, confidence=0.95, seed=seed,
+                         clusters=ids)
+    names = sorted(set(ids))
+    members = {j: np.flatnonzero(ids == name) for j, name in enumerate(names)}
+    cluster_draws = np.random.default_rng(seed).integers(0, len(names),
+                                                         size=(resamples, len(names)))
+    draws = {grp: [] for grp in GROUPS}
+    for row in cluster_draws:
+        rows = np.concatenate([members[j] for j in row])
+        for grp in GROUPS:
+            draws[grp].append(rows[g[rows] == grp])
+    want = _resampled_gaps(y, p, g, ATTRS, draws)
+    for row in t.itertuples():
+        point, samples = want[row.attribute, row.metric]
+        low, high = _percentile_interval(point, samples, 0.95)
+        assert (row.low, row.high) == (pytest.approx(low, abs=1e-12),
+                                       pytest.approx(high, abs=1e-12)), row
+
+
+@pytest.mark.parametrize(("confidence", "z"), [(0.95, 1.959964), (0.9, 1.644854)])
+def test_interval_width_matches_the_binomial_standard_error(confidence, z) -> None:
+    """A clear gap between two large groups with exact counts: 500 negatives and 500
+    positives each; FPR 0.4 vs 0.2 and TPR 0.7 vs 0.5. The bootstrap distribution of the
+    difference is close to normal with the binomial standard error
+    sqrt(p1 (1 - p1) / 500 + p2 (1 - p2) / 500), so the interval is close to
+    point ± z · se: its width over 2 · se is z (1.96 at 95 %, 1.64 at 90 %)."""
+    def group(fpr: float, tpr: float) -> tuple[list[int], list[float]]:
+        labels = [0] * 500 + [1] * 500
+        probs = ([0.9] * round(500 * fpr) + [0.1] * round(500 * (1 - fpr))
+                 + [0.8] * round(500 * tpr) + [0.2] * round(500 * (1 - tpr)))
+        return labels, probs
+    (yf, pf), (ym, pm) = group(0.4, 0.7), group(0.2, 0.5)
+    attrs = {"gender": {"marginalized": ["f"], "non_marginalized": ["m"]}}
+    t = gf.fairness_gaps(yf + ym, pf + pm, ["f"] * 1000 + ["m"] * 1000, attrs,
+                         resamples=2000, confidence=confidence, seed=3).set_index("metric")
+    for metric, (p1, p2) in (("FPR_gap", (0.4, 0.2)), ("TPR_gap", (0.7, 0.5))):
+        se = np.sqrt(p1 * (1 - p1) / 500 + p2 * (1 - p2) / 500)
+        row = t.loc[metric]
+        assert row["value"] == pytest.approx(0.2)
+        ratio = (row["high"] - row["low"]) / (2 * se)
+        assert ratio == pytest.approx(z, rel=0.06), (metric, ratio)
