@@ -236,7 +236,7 @@ def test_heads_not_dividing_hidden_size_names_the_key(tmp_path, corpus):
 
 
 @pytest.mark.parametrize(("frame", "message"), [
-    (pd.DataFrame({"comment_text": ["a film"]}), r"no 'text' column"),
+    (pd.DataFrame({"comment_text": ["a film"]}), r"column 'text': missing required column"),
     (pd.DataFrame({"text": pd.Series([], dtype=str)}), r"no rows"),
     (pd.DataFrame({"text": ["a film", "  "]}), r"row 2, column 'text': empty"),
 ])
@@ -254,7 +254,7 @@ def test_missing_or_non_parquet_corpus_names_it(tmp_path, corpus):
         embedded.read_corpus([missing])
     text = tmp_path / "corpus.csv"
     text.write_text("text\na film\n")
-    with pytest.raises(DataError, match=re.escape(str(text)) + ".*not a Parquet file"):
+    with pytest.raises(DataError, match=re.escape(str(text)) + ".*not a readable pre-training corpus"):
         embedded.read_corpus([corpus[0], text])
     with pytest.raises(DataError, match="no corpus files"):
         embedded.read_corpus([])

@@ -309,3 +309,23 @@ def test_dictionary_encoded_parquet_columns_read_as_plain_values(tmp_path):
     read = read_parquet(tmp_path / "c.parquet")
     assert not any(isinstance(t, pd.CategoricalDtype) for t in read.dtypes)
     pd.testing.assert_frame_equal(read, read_parquet(tmp_path / "p.parquet"))
+
+
+def test_parquet_batches_name_the_file_when_it_breaks(tmp_path: Path) -> None:
+    """A reader that keeps one batch at a time gets the batches, and one DataError naming the
+    file for a missing column, a file that is not Parquet, or one cut short."""
+    from biasrepro.io import iter_parquet_batches, write_parquet
+
+    good = tmp_path / "pairs.parquet"
+    write_parquet(pd.DataFrame({"a": range(10), "b": list("abcdefghij")}), good)
+    batches = list(iter_parquet_batches(good, columns=["b"], batch_rows=4))
+    assert [len(b) for b in batches] == [4, 4, 2] and batches[0].schema.names == ["b"]
+    with pytest.raises(DataError, match=f"{good}, column 'c': missing"):
+        list(iter_parquet_batches(good, columns=["c"], batch_rows=4))
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(good.read_bytes()[:-30])
+    renamed = tmp_path / "csv.parquet"
+    renamed.write_text("a,b\n1,x\n")
+    for bad in (cut, renamed):
+        with pytest.raises(DataError, match=f"{bad}: not a readable BTC pair file"):
+            list(iter_parquet_batches(bad, columns=["a"], batch_rows=4, what="BTC pair file"))

@@ -543,6 +543,21 @@ def iter_parquet(path: str | Path, *, required: str, optional: Sequence[str] = (
         raise DataError(f"not a readable Parquet file ({e})", file=path) from None
 
 
+def iter_parquet_batches(path: str | Path, *, columns: Sequence[str], batch_rows: int,
+                         what: str = "Parquet file") -> Iterator[pa.RecordBatch]:
+    """``columns`` of a Parquet file as Arrow record batches of up to ``batch_rows`` rows,
+    for a reader that keeps a batch at a time; a missing column or an unreadable file
+    (also one that breaks part-way) is a DataError naming it, as :func:`read_parquet`."""
+    path = Path(path)
+    require_file(path)
+    try:
+        source = pq.ParquetFile(path)
+        require_columns(source.schema_arrow.names, columns, file=path)
+        yield from source.iter_batches(batch_size=batch_rows, columns=list(columns))
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DataError(f"not a readable {what} ({e})", file=path) from None
+
+
 def _plain_frame(table: pa.Table, first_row: int) -> pd.DataFrame:
     # dictionary-encoded columns as plain values: what is read must not depend on how the
     # file stored it

@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 
@@ -37,6 +36,7 @@ from biasrepro.biasfinder.btc import PAIR_COLUMNS, characteristic_order
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
+    iter_parquet_batches,
     read_parquet,
     read_parquet_schema,
     read_table,
@@ -182,8 +182,8 @@ def _scan(path: Path, batch_rows: int) -> tuple[str, int] | None:
     found: str | None = None
     rows = 0
     last: tuple[str, str, str] | None = None
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows,
-                                                   columns=list(SAMPLE_ORDER)):
+    for batch in iter_parquet_batches(path, columns=SAMPLE_ORDER, batch_rows=batch_rows,
+                                      what="BTC pair file"):
         if not len(batch):
             continue
         if any(batch.column(k).null_count for k in SAMPLE_ORDER):
@@ -231,8 +231,8 @@ def sample_pair_files(paths: Sequence[str | Path], *, seed: int, size: int | Non
                          confidence=confidence)
         wanted = np.sort(at)
         picked, start = [], 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows,
-                                                       columns=PAIR_COLUMNS):
+        for batch in iter_parquet_batches(path, columns=PAIR_COLUMNS, batch_rows=batch_rows,
+                                          what="BTC pair file"):
             lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
             if hi > lo:
                 picked.append(batch.take(pa.array(wanted[lo:hi] - start)))

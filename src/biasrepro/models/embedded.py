@@ -49,11 +49,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, markdown_table, sha256_file, write_json
+from biasrepro.io import (
+    atomic_outputs,
+    markdown_table,
+    read_parquet,
+    read_parquet_schema,
+    sha256_file,
+    write_json,
+)
 from biasrepro.models.tokenizers import KINDS, SPECIAL_TOKENS, train_tokenizer
 
 log = logging.getLogger(__name__)
@@ -89,8 +93,8 @@ class Cloze(NamedTuple):
 
 def _read_cloze(path: Path, texts: list[str]) -> list[Cloze]:
     """The slots of every text of ``path`` (a file with :data:`CLOZE_COLUMNS`)."""
-    table = pq.read_table(path, columns=list(CLOZE_COLUMNS))
-    columns = {c: table.column(c).to_pylist() for c in CLOZE_COLUMNS}
+    table = read_parquet(path, what="pre-training corpus file", columns=CLOZE_COLUMNS)
+    columns = {c: table[c].tolist() for c in CLOZE_COLUMNS}
     out = []
     for i, text in enumerate(texts):
         spans = []
@@ -116,16 +120,10 @@ def read_corpus(paths: Sequence[Path]
     cloze: list[Cloze | None] = []
     files = []
     for path in map(Path, paths):
-        if not path.is_file():
-            raise DataError("corpus file not found", file=path)
-        try:
-            names = pq.read_schema(path).names
-        except (pa.ArrowInvalid, OSError) as e:
-            raise DataError(f"not a Parquet file ({e})", file=path) from None
-        if "text" not in names:
-            raise DataError(f"no 'text' column (columns: {', '.join(names)})", file=path,
-                            column="text")
-        column = pq.read_table(path, columns=["text"]).column("text").to_pylist()
+        names = read_parquet_schema(path, what="pre-training corpus file",
+                                    columns=["text"]).names
+        column = read_parquet(path, what="pre-training corpus file",
+                              columns=["text"])["text"].tolist()
         if not column:
             raise DataError("no rows: a pre-training corpus file needs texts", file=path)
         for row, text in enumerate(column, start=1):
