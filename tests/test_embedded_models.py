@@ -254,7 +254,8 @@ def test_missing_or_non_parquet_corpus_names_it(tmp_path, corpus):
         embedded.read_corpus([missing])
     text = tmp_path / "corpus.csv"
     text.write_text("text\na film\n")
-    with pytest.raises(DataError, match=re.escape(str(text)) + ".*not a readable pre-training corpus"):
+    with pytest.raises(DataError,
+                       match=re.escape(str(text)) + ".*not a readable pre-training corpus"):
         embedded.read_corpus([corpus[0], text])
     with pytest.raises(DataError, match="no corpus files"):
         embedded.read_corpus([])
