@@ -86,6 +86,55 @@ def test_empty_or_missing_corpus_names_the_file(tmp_path):
         commands.read_corpus([tmp_path / "nope.txt"], max_sentences=None, seed=0)
 
 
+def test_the_corpus_streams_the_sentences_and_the_sample_of_the_whole_list(tmp_path,
+                                                                           monkeypatch):
+    """Read three bytes and two Parquet texts at a time, the corpus gives the sentences (every
+    line break of ``str.splitlines``, ``\\r\\n`` across blocks, multi-byte characters) and the
+    seeded sample that holding it whole gave; its errors name the line as before."""
+    import functools
+
+    from biasrepro import io
+
+    text = "He said é .\r\nshe left\r\rthe man\u2028a woman 🙂\x85\n\n  x  \x0blast one"
+    (tmp_path / "c.txt").write_text(text, encoding="utf-8", newline="")
+    texts = ["The woman left. Then the man came!", "Why?", "", "A. B. C."]
+    pd.DataFrame({"text": texts}).to_parquet(tmp_path / "c.parquet")
+    paths = [tmp_path / "c.txt", tmp_path / "c.parquet", tmp_path / "c.txt"]
+    whole = commands.read_corpus(paths, max_sentences=None, seed=0, sentence_split="punkt")
+    assert whole[:3] == ["he said é .", "she left", "the man"]
+    monkeypatch.setattr(commands, "iter_text_lines",
+                        functools.partial(io.iter_text_lines, block_bytes=3))
+    monkeypatch.setattr(commands, "_PARQUET_BLOCK", 2)
+    for split in ("line", "punkt"):
+        lines = sentdebias.split_lines(text.splitlines(), split)
+        parquet = commands.read_corpus([tmp_path / "c.parquet"], max_sentences=None, seed=0)
+        everything = [*lines, *parquet, *lines]
+        assert commands.read_corpus(paths, max_sentences=None, seed=0,
+                                    sentence_split=split) == everything
+        for k, seed in ((1, 0), (4, 3), (len(everything) - 1, 5), (len(everything), 0)):
+            keep = (np.sort(np.random.default_rng(seed).choice(len(everything), k,
+                                                                replace=False))
+                    if k < len(everything) else range(k))
+            corpus = commands.Corpus(paths, max_sentences=k, seed=seed, sentence_split=split)
+            assert list(corpus) == [everything[i] for i in keep] and corpus.size == k
+    (tmp_path / "bad.txt").write_bytes(b"he a\nshe\x00 b\nc\n\xc3 x\n")
+    with pytest.raises(DataError, match="row 4: not valid UTF-8"):
+        commands.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
+    (tmp_path / "bad.txt").write_bytes(b"he a\nshe\x00 b\nc\n")
+    with pytest.raises(DataError, match="row 2: NUL character"):
+        commands.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
+
+
+def test_a_bad_corpus_fails_before_the_model_is_loaded(tmp_path):
+    """The corpus is checked whole before the model is loaded, though it is streamed."""
+    (tmp_path / "w.json").write_text(json.dumps(WORDS))
+    (tmp_path / "c.txt").write_bytes(b"he said\n" * 1000 + b"\xff\n")
+    with pytest.raises(DataError, match="row 1001: not valid UTF-8"):
+        commands.compute(str(tmp_path / "no-model"), None, words=tmp_path / "w.json",
+                         attribute="gender", corpus=[tmp_path / "c.txt"],
+                         settings=SETTINGS["representation"]["sentdebias"], seed=0)
+
+
 def test_seat_tests_map_to_their_attribute():
     assert commands.seat_attribute("sent-weat7b") == "gender"
     assert commands.seat_attribute("sent-angry_black_woman_stereotype") == "race"
@@ -231,3 +280,13 @@ def test_unknown_attribute_in_the_words_file_is_a_clear_error(world, tmp_path):
                          settings=SETTINGS["representation"]["sentdebias"], seed=0)
     with pytest.raises(ModelError):
         commands.debias_copy(tmp_path / "missing", np.zeros((1, 16)), {}, tmp_path / "o")
+
+
+def test_a_missing_text_in_a_parquet_corpus_names_its_row(tmp_path: Path) -> None:
+    from biasrepro.errors import DataError
+    from biasrepro.io import write_parquet
+
+    bad = tmp_path / "corpus.parquet"
+    write_parquet(pd.DataFrame({"text": ["A film. Another one!", None, "x"]}), bad)
+    with pytest.raises(DataError, match=f"{bad}, row 2, column 'text': text is missing"):
+        commands.read_corpus([bad], max_sentences=None, seed=1)

