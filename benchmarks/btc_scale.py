@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from child import measure
+
 HERE = Path(__file__).resolve().parent
 
 #: the pair step as it was: every pair with both texts, one whole-input hash join
@@ -161,21 +163,6 @@ def generate(out: Path, rows: int, per_template: int, seed: int) -> dict[str, in
     for writer in writers.values():
         writer.close()
     return {"rows": written, "templates": t}
-
-
-def measure(argv: list[str], log: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout + stderr (kept in ``log``) of one child
-    process, which must succeed (the measuring process stays small: Linux counts the
-    parent's resident memory at the fork into the child's peak)."""
-    with open(log, "wb") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=err, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-    text = log.read_text(encoding="utf-8", errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[:5])} failed:\n{text[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, text
 
 
 def run(rows: int, naive_rows: int | None = None, per_template: int = 100, seed: int = 0,

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from child import measure
+
 HERE = Path(__file__).resolve().parent
 
 NAIVE = """
@@ -110,24 +112,6 @@ def build_model(data: Path, out_dir: Path, seed: int) -> None:
     torch.manual_seed(seed)
     BertForSequenceClassification(config).save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
-
-
-def measure(argv: list[str], log: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stderr (kept in ``log``) of one child process, which
-    must succeed.
-
-    Linux counts the parent's resident memory at the time of the fork into the child's
-    peak, so the measuring process stays small: data and model are made in a child too."""
-    with open(log, "wb") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    text = log.read_text(encoding="utf-8", errors="replace")
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{text[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, text
 
 
 def run(rows: int, naive_rows: int | None = None, per_template: int = 60, seed: int = 0,

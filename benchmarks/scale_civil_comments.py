@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from child import measure
 
 META = ["id", "comment_text", "split", "created_date", "publication_id", "parent_id",
         "article_id", "rating", "funny", "wow", "sad", "likes", "disagree"]
@@ -110,21 +110,6 @@ table = pacsv.read_csv(sys.argv[1], read_options=pacsv.ReadOptions(block_size=1 
 frame = table.to_pandas()
 print(len(frame))
 """
-
-
-def measure(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process, which must succeed.
-
-    Linux counts the parent's resident memory at the time of the fork into the child's
-    peak, so the measuring process stays small: the file is generated in a child too."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    out, err = proc.communicate()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{err.decode()[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024
 
 
 def run(rows: int, seed: int = 0, workdir: Path | None = None) -> dict[str, float]:

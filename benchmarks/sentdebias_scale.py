@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 import yaml
+from child import measure
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -158,26 +159,6 @@ def head(src: Path, dst: Path, sentences: int) -> None:
                 break
             out.write(line)
             count += line.count(". ") + 1
-
-
-def measure(argv: list[str], log: Path) -> tuple[float, float, str, float]:
-    """Wall seconds, peak RSS (MB), stderr (kept in ``log``) and CPU seconds (user + system:
-    what a run costs on shared cores, where wall time also counts the waits) of one child
-    process, which must succeed.
-
-    Linux counts the parent's resident memory at the time of the fork into the child's
-    peak, so the measuring process stays small: data and model are made in a child too."""
-    with open(log, "wb") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
-                                env={"OMP_NUM_THREADS": "1", **os.environ})
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    text = log.read_text(encoding="utf-8", errors="replace")
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{text[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, text, usage.ru_utime + usage.ru_stime
 
 
 #: what the command logs: "... from T counterfactual tuples of S sentences"

@@ -429,6 +429,19 @@ def test_memory_estimates_are_near_the_measured_points(planned) -> None:
         est = tiny._predict_memory(job, "bert-tiny", [(rows, 200)], 64,
                                    MEMORY["predict_base_mb"])
         assert est == pytest.approx(peak, rel=0.25), rows
+    # biasfinder btc of 1,500,000 occupation mutants, 37 M pairs: 978 MB; the annotation
+    # sample of 400 of them: 641 MB (benchmarks/btc_scale.py)
+    config = cfg.load(REPO / DEFAULT)
+    config["biasfinder"]["characteristics"] = ["occupation"]
+    costs = yaml.safe_load(yaml.safe_dump(COSTS))
+    world = costs["datasets"]["imdb"]["world"]["biasfinder"]["occupation"]
+    world |= {"templates": 15000, "mutants": 1_500_000 * world["templates"] / 15000}
+    config["biasfinder"]["max_templates"] = None
+    bf = plan.CostModel(config, costs, "h200")
+    for rule, peak in (("biasfinder_btc", 978), ("biasfinder_annotation", 641)):
+        job = plan.Job(rule=rule, wildcards={}, output=[], inputs=frozenset(), gpus=0,
+                       level=0, family="light", mem_mb=16000)
+        assert bf.memory(job) == pytest.approx(peak, rel=0.25), rule
     # the embedded default's own jobs, run on the CPU (logs/benchmarks, costs.yaml)
     jobs, _ = planned[DEFAULT]
     measured = MEMORY["world_rss_mb"]

@@ -736,19 +736,9 @@ class CostModel:
         return self._world(job.rule) + mutants * per_row / 1024
 
     def _memory_biasfinder_btc(self, job: Job) -> float:
-        mutants = sum(self.mutants(c) for c in self.config["biasfinder"]["characteristics"])
+        """One characteristic at a time, its pairs streamed: the largest one's mutants."""
+        mutants = max(self.mutants(c) for c in self.config["biasfinder"]["characteristics"])
         return self._mem("btc_base_mb") + mutants * self._mem("btc_row_kb") / 1024
-
-    def btc_pairs(self, characteristic: str) -> float:
-        """BTC pairs of one model: costs.yaml's (published or measured) at its mutants,
-        scaled by the square of the mutants the configuration builds (pairs per template
-        grow with the product of two classes' mutants)."""
-        bf = self.data(self.config["biasfinder"]["dataset"])["biasfinder"][characteristic]
-        return bf["btc"] * (self.mutants(characteristic) / bf["btc_mutants"]) ** 2
-
-    def _memory_biasfinder_annotation(self, job: Job) -> float:
-        pairs = sum(self.btc_pairs(c) for c in self.config["biasfinder"]["characteristics"])
-        return self._mem("python_mb") + pairs * self._mem("btc_pair_kb") / 1024
 
     def _memory_restratify_training(self, job: Job) -> float:
         """The masked LM + the training split and its synthetic rows (Civil Comments rows)."""
@@ -763,12 +753,14 @@ class CostModel:
         return mb
 
     def _sentdebias_memory(self, job: Job) -> float:
-        """The encoder + the corpus's sentences, all held (sentence_bytes each)."""
+        """The encoder + one chunk of embedded counterfactual tuples (the corpus is streamed,
+        so its size does not count)."""
         s = self.config["representation"]["sentdebias"]
-        sentences = self.data("sentdebias_corpus")["sentences"]
-        if s.get("max_sentences") is not None:
-            sentences = min(sentences, s["max_sentences"])
-        return (self._base(job.rule, job) + sentences * self._mem("sentence_bytes") / 2**20
+        tuple_size = max(self.data("attribute_words")["tuple_size"].values())
+        chunk = (self._mem("sentdebias_chunk_tuples") * tuple_size
+                 * self.model_size(job.wildcards["model"])["hidden"] * 4
+                 * self._mem("sentdebias_chunk_copies"))
+        return (self._base(job.rule, job) + chunk / 2**20
                 + self._weights_mb(job.wildcards["model"], False, job.gpus,
                                    self._cost("batching", "sentdebias_rows"), s["max_length"]))
 
