@@ -65,3 +65,10 @@ def in_file(path: str | Path) -> Iterator[None]:
             e.file = str(path)
             e.args = (str(e),)
         raise
+
+
+def shown(value: object) -> str:
+    """``value`` as a message shows it: a NumPy scalar as the Python value it holds
+    (``2``, not ``np.int64(2)``)."""
+    item = getattr(value, "item", None)
+    return repr(item() if callable(item) and type(value).__module__ == "numpy" else value)

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from biasrepro.errors import ConfigError, DataError
+from biasrepro.errors import ConfigError, DataError, shown
 from biasrepro.io import (
     atomic_outputs,
     markdown_table,
@@ -87,11 +87,6 @@ def _first_bad(mask: np.ndarray) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
-def _shown(value: Any) -> str:
-    """``value`` for a message: a NumPy scalar as the Python value it holds."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
                   columns: Sequence[str] = MUTANT_COLUMNS) -> None:
     """Refuse a mutants table that failure detection cannot use.
@@ -114,7 +109,7 @@ def check_mutants(mutants: pd.DataFrame, *, file: str | Path | None = None,
         if row is not None:
             value = values.iloc[row]
             raise DataError("missing" if pd.api.types.is_scalar(value) and pd.isna(value)
-                            else f"not a string ({_shown(value)})", file=file, row=row + 1,
+                            else f"not a string ({shown(value)})", file=file, row=row + 1,
                             column=column)
         if column != "align":
             row = _first_bad(values.str.strip().eq("").to_numpy(dtype=bool))
@@ -174,12 +169,12 @@ def _check_predictions(df: pd.DataFrame, *, file: str | Path | None) -> None:
     prob = pd.to_numeric(df["prob"], errors="coerce").to_numpy(dtype=np.float64)
     row = _first_bad(~np.isfinite(prob) | (prob < 0) | (prob > 1))
     if row is not None:
-        raise DataError(f"probability outside [0, 1] ({_shown(df['prob'].iloc[row])})", file=file,
+        raise DataError(f"probability outside [0, 1] ({shown(df['prob'].iloc[row])})", file=file,
                         row=row + 1, column="prob")
     pred = pd.to_numeric(df["pred"], errors="coerce").to_numpy(dtype=np.float64)
     row = _first_bad(~np.isin(pred, (0.0, 1.0)))
     if row is not None:
-        raise DataError(f"predicted label must be 0 or 1 ({_shown(df['pred'].iloc[row])})",
+        raise DataError(f"predicted label must be 0 or 1 ({shown(df['pred'].iloc[row])})",
                         file=file,
                         row=row + 1, column="pred")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from biasrepro.errors import DataError
+from biasrepro.errors import DataError, shown
 
 
 def sense_score(probs_g: Sequence[float], probs_g_hat: Sequence[float]) -> float:
@@ -31,6 +31,6 @@ def sense_score(probs_g: Sequence[float], probs_g_hat: Sequence[float]) -> float
         bad = ~((values >= 0) & (values <= 1))
         if bad.any():
             row = int(np.flatnonzero(bad)[0]) + 1
-            raise DataError(f"probability {values[row - 1]!r} is outside [0, 1]", row=row,
+            raise DataError(f"probability {shown(values[row - 1])} is outside [0, 1]", row=row,
                             column=f"prob_{name}")
     return float(abs(np.mean(b - a)))

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from biasrepro.errors import ConfigError, DataError
+from biasrepro.errors import ConfigError, DataError, shown
 
 #: the generalized-mean power of Borkan et al. (2019)
 POWER = -5.0
@@ -51,11 +51,11 @@ def _check(labels: np.ndarray, probs: np.ndarray, groups: np.ndarray) -> None:
     bad = ~np.isin(labels, (0, 1))
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise DataError(f"label {labels[row - 1]!r} is not 0 or 1", row=row, column="label")
+        raise DataError(f"label {shown(labels[row - 1])} is not 0 or 1", row=row, column="label")
     bad = ~((probs >= 0) & (probs <= 1))
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise DataError(f"probability {probs[row - 1]!r} is outside [0, 1]", row=row,
+        raise DataError(f"probability {shown(probs[row - 1])} is outside [0, 1]", row=row,
                         column="prob")
 
 
