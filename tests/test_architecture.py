@@ -88,11 +88,14 @@ def test_the_layout_lists_every_package_area() -> None:
         assert f"`{name}`" in doc, name
 
 
-def test_one_snakefile_at_the_root() -> None:
-    """Snakemake finds the workflow at the root (as the layout says), and nowhere else."""
-    assert (REPO / "Snakefile").is_file()
-    assert not (REPO / "workflow" / "Snakefile").exists()
-    assert not (REPO / "workflow" / "snakefile").exists()
+def test_one_snakefile_beside_its_profiles() -> None:
+    """One Snakefile, in workflow/ (the Snakemake workflow catalog's place): Snakemake finds
+    it from the repository root, and finds workflow/profiles/default (the one-GPU-job
+    limit) relative to it; a root Snakefile would silently lose that profile."""
+    assert (REPO / "workflow" / "Snakefile").is_file()
+    assert (REPO / "workflow" / "profiles" / "default" / "profile.yaml").is_file()
+    for other in ("Snakefile", "snakefile", "workflow/snakefile"):
+        assert not (REPO / other).exists(), other
 
 
 # -- the import graph ------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -353,8 +354,15 @@ def world_training_sets(tmp_path_factory):
     return [repo / target for target in targets]
 
 
+#: ALBERT's and RoBERTa's default-size builds run with the scale checks (a minute each);
+#: BERT's runs in every suite
+LONG = [pytest.mark.scale, pytest.mark.skipif(not os.environ.get("BIASREPRO_SCALE"),
+                                              reason="long check: set BIASREPRO_SCALE=1")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("arch", CLASSES)
+@pytest.mark.parametrize("arch", [pytest.param(a, marks=[] if a == "bert" else LONG)
+                                  for a in CLASSES])
 def test_default_size_on_the_world_corpus(tmp_path, arch, world_training_sets):
     """The configured size on the world's training sets, made here by the data stage: the
     masked-LM loss falls by more than 1 nat; the time is printed."""

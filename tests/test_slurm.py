@@ -28,7 +28,7 @@ SUBMITTED = re.compile(
 
 #: the Snakefile's `localrules:` block
 LOCAL_RULES = set(re.findall(r"^\s+(\w+),$", re.search(
-    r"^localrules:\n((?:\s+\w+,\n)+)", (REPO / "Snakefile").read_text(),
+    r"^localrules:\n((?:\s+\w+,\n)+)", (REPO / "workflow/Snakefile").read_text(),
     re.M).group(1), re.M))
 
 

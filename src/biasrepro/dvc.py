@@ -30,7 +30,7 @@ from biasrepro.errors import BiasreproError
 #: code every stage depends on (directories are hashed as a whole by DVC; see .dvcignore)
 CODE_DEPS = [
     "src/biasrepro",
-    "Snakefile",
+    "workflow/Snakefile",
     "workflow/rules",
     "workflow/schemas",
     "workflow/scripts",
@@ -234,9 +234,9 @@ def render_files(configfile: Path = DEFAULT_CONFIG, repo: Path = REPO_ROOT,
 
 def checkout_root(start: Path | None = None) -> Path:
     """The checkout to derive ``dvc.yaml`` for: ``start`` (default: the working directory)
-    when it holds ``Snakefile``, else the one this package belongs to."""
+    when it holds ``workflow/Snakefile``, else the one this package belongs to."""
     here = Path.cwd() if start is None else Path(start)
-    return here if (here / "Snakefile").is_file() else REPO_ROOT
+    return here if (here / "workflow" / "Snakefile").is_file() else REPO_ROOT
 
 
 def write(configfile: Path = DEFAULT_CONFIG, output: Path = Path("dvc.yaml"),

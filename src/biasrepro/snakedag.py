@@ -41,7 +41,7 @@ def dag_jobs(configfile: Path, repo: Path, convert: Callable[[Any, int], T],
                 resource_settings=ResourceSettings(cores=1),
                 config_settings=ConfigSettings(configfiles=[configfile],
                                                config=dict(config or {})),
-                snakefile=repo / "Snakefile",
+                snakefile=repo / "workflow" / "Snakefile",
                 workdir=repo,
             )
             wf.dag(DAGSettings(forceall=True))

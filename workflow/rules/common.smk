@@ -9,7 +9,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
 from biasrepro import gpu as brgpu  # noqa: E402
 from biasrepro.data import download as brdownload  # noqa: E402
