@@ -402,3 +402,25 @@ def test_table_over_models_and_methods(tmp_path) -> None:
     with pytest.raises(DataError, match="lacks 'model'") as err:
         table_rows([tmp_path / "bad.json"])
     assert err.value.column == "gender"
+
+
+def test_template_chunks_at_their_boundaries() -> None:
+    """Runs of whole templates of at most ``limit`` candidate pairs, worked by hand: a run
+    closes before the template that would pass the limit; a template over it is alone."""
+    chunks = btc._pair_chunks
+    assert chunks(np.array([3, 3, 10, 1, 3, 3, 0]), 6) == [(0, 2), (2, 3), (3, 5), (5, 7)]
+    assert chunks(np.array([10, 1, 3, 2]), 6) == [(0, 1), (1, 4)]
+    assert chunks(np.array([6]), 6) == [(0, 1)] and chunks(np.array([], dtype=int), 6) == []
+
+
+def test_chunks_around_templates_without_btcs() -> None:
+    """Templates with only positive predictions (no candidate pair) before and after the
+    one with BTCs: one chunk at a time gives the hand-counted BTCs of HAND's t2."""
+    rows = [("t0", "occupation", c, "", 1) for c in "xyz"]
+    rows += [r for r in HAND if r[0] == "t2"]
+    rows += [("t9", "occupation", c, "", 1) for c in "xyz"]
+    scored = mutants_frame(rows)
+    for chunk in (1, 2, 100):
+        pairs = btc_pairs(scored, chunk_candidates=chunk)
+        assert len(pairs) == 7 == template_counts(scored)["btc"].sum(), chunk
+        assert set(pairs["template_id"]) == {"t2"}
