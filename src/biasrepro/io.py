@@ -487,14 +487,17 @@ def read_parquet(path: str | Path, *, what: str = "Parquet file",
         frame = pd.read_parquet(path, columns=None if columns is None else list(columns))
     except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
         raise DataError(f"not a readable {what} ({e})", file=path) from None
-    names = [str(c) for c in frame.columns]
-    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if repeated is not None:
-        raise DataError("column name repeated; rename one", file=path, column=repeated)
+    _require_unique_names([str(c) for c in frame.columns], file=path)
     for i, dtype in enumerate(frame.dtypes):  # dictionary-encoded (categorical): as values
         if isinstance(dtype, pd.CategoricalDtype):
             frame.isetitem(i, frame.iloc[:, i].astype(dtype.categories.dtype))
     return frame
+
+
+def _require_unique_names(names: Sequence[str], *, file: Path) -> None:
+    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if repeated is not None:
+        raise DataError("column name repeated; rename one", file=file, column=repeated)
 
 
 def read_parquet_schema(path: str | Path, *, what: str = "Parquet file",
@@ -525,9 +528,7 @@ def iter_parquet(path: str | Path, *, required: str, optional: Sequence[str] = (
         schema = reader.schema_arrow
         index = (schema.pandas_metadata or {}).get("index_columns", [])
         names = [n for n in schema.names if n not in index]
-        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
-        if repeated is not None:
-            raise DataError("column name repeated; rename one", file=path, column=repeated)
+        _require_unique_names(names, file=path)
         if required not in names:
             raise DataError(f"missing column; found {names}", file=path, column=required)
         wanted = list(dict.fromkeys(c for c in (*optional, required) if c in names))
@@ -576,19 +577,17 @@ def read_parquet_rows(path: str | Path, *, key: str, values: Sequence[Any],
     time and each batch filtered before the next is read, so a sample of a large file (a few
     texts of a million-row mutants table) costs a batch, not the file. Errors as
     :func:`read_parquet`."""
-    path = Path(path)
-    require_file(path)
     wanted = list(dict.fromkeys([key, *columns]))
+    schema = read_parquet_schema(path, what=what, columns=wanted)
     try:
-        source = pq.ParquetFile(path)
-        require_columns(source.schema_arrow.names, wanted, file=path)
-        lookup = pa.array(list(values), type=source.schema_arrow.field(key).type)
-        kept = [batch.filter(pc.is_in(batch.column(key), value_set=lookup))
-                for batch in source.iter_batches(batch_size=batch_rows, columns=wanted)]
-        table = (pa.Table.from_batches(kept, schema=kept[0].schema) if kept
-                 else source.schema_arrow.empty_table().select(wanted))
-    except (pa.ArrowException, OSError, ValueError) as e:
+        lookup = pa.array(list(values), type=schema.field(key).type)
+    except (pa.ArrowException, ValueError) as e:
         raise DataError(f"not a readable {what} ({e})", file=path) from None
+    kept = [batch.filter(pc.is_in(batch.column(key), value_set=lookup))
+            for batch in iter_parquet_batches(path, columns=wanted, batch_rows=batch_rows,
+                                              what=what)]
+    table = (pa.Table.from_batches(kept) if kept
+             else pa.schema([schema.field(c) for c in wanted]).empty_table())
     return table.select(list(dict.fromkeys(columns))).to_pandas()
 
 
