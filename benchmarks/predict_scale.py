@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from child import measure
+from child import measure, tiny_bert
 
 HERE = Path(__file__).resolve().parent
 
@@ -97,21 +97,9 @@ def generate(path: Path, rows: int, per_template: int, seed: int) -> dict[str, i
 def build_model(data: Path, out_dir: Path, seed: int) -> None:
     """A random tiny BERT with a WordPiece vocabulary trained on the first mutants."""
     import pyarrow.parquet as pq
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
-
-    from biasrepro.models.tokenizers import train_tokenizer
 
     texts = next(pq.ParquetFile(data).iter_batches(5000, columns=["text"]))
-    tokenizer = train_tokenizer("bert", texts.column(0).to_pylist(), vocab_size=4000,
-                                max_length=64)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32,
-                        max_position_embeddings=64, num_labels=2,
-                        pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(seed)
-    BertForSequenceClassification(config).save_pretrained(out_dir, safe_serialization=True)
-    tokenizer.save_pretrained(out_dir)
+    tiny_bert(texts.column(0).to_pylist(), out_dir, seed=seed, max_length=64, positions=64)
 
 
 def run(rows: int, naive_rows: int | None = None, per_template: int = 60, seed: int = 0,

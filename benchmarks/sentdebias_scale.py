@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 import yaml
-from child import measure
+from child import measure, tiny_bert
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -133,21 +133,11 @@ def generate(path: Path, sentences: int, seed: int) -> dict[str, int]:
 
 
 def build_model(data: Path, out_dir: Path, seed: int) -> None:
-    """A random tiny BERT with a WordPiece vocabulary trained on the corpus's first lines."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM
-
-    from biasrepro.models.tokenizers import train_tokenizer
-
+    """A random tiny BERT masked LM with a WordPiece vocabulary trained on the corpus's
+    first lines."""
     with open(data, encoding="utf-8") as f:
         lines = [line.lower() for _, line in zip(range(5000), f, strict=False)]
-    tokenizer = train_tokenizer("bert", lines, vocab_size=4000, max_length=128)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32,
-                        max_position_embeddings=130, pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(seed)
-    BertForMaskedLM(config).save_pretrained(out_dir, safe_serialization=True)
-    tokenizer.save_pretrained(out_dir)
+    tiny_bert(lines, out_dir, seed=seed, max_length=128, positions=130, masked_lm=True)
 
 
 def head(src: Path, dst: Path, sentences: int) -> None:
