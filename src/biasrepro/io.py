@@ -72,10 +72,40 @@ def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
         os.replace(t, f)
 
 
+#: the fixed Parquet settings of every table the harness writes
+PARQUET_COMPRESSION = "zstd"
+PARQUET_ROW_GROUP = 1 << 20
+
+
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     """Write ``df`` (index dropped) as zstd Parquet with fixed, reproducible settings."""
     table = pa.Table.from_pandas(df, preserve_index=False)
-    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20)
+    pq.write_table(table, path, compression=PARQUET_COMPRESSION,
+                   row_group_size=PARQUET_ROW_GROUP)
+
+
+class ParquetAppender:
+    """Writes frames to one Parquet file in turn, as :func:`write_parquet` writes one frame
+    (the same settings, so a single frame gives its bytes)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: pq.ParquetWriter | None = None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, table.schema,
+                                           compression=PARQUET_COMPRESSION)
+        elif not table.schema.equals(self.writer.schema, check_metadata=False):
+            # a chunk where a column is all missing, or has none missing, infers another type
+            table = table.cast(self.writer.schema)
+        self.writer.write_table(table, row_group_size=PARQUET_ROW_GROUP)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
 
 def _finite(obj: Any) -> Any:

@@ -37,6 +37,8 @@ import pyarrow.parquet as pq
 
 from biasrepro.errors import ConfigError, DataError, shown
 from biasrepro.io import (
+    PARQUET_COMPRESSION,
+    PARQUET_ROW_GROUP,
     atomic_outputs,
     markdown_table,
     read_json,
@@ -70,7 +72,7 @@ PAIR_SCHEMA = pa.schema([("template_id", pa.string()), ("characteristic", pa.str
                          ("aligned", pa.bool_()), ("pred_1", pa.int64()), ("pred_2", pa.int64()),
                          ("prob_1", pa.float64()), ("prob_2", pa.float64())])
 #: rows per row group of a pair file (as :func:`biasrepro.io.write_parquet`)
-PAIR_ROW_GROUP = 1 << 20
+PAIR_ROW_GROUP = PARQUET_ROW_GROUP
 #: candidate (positive, negative) pairs of one chunk of templates: bounds the memory of
 #: :func:`iter_btc_pairs` (about 200 bytes each, index arrays and the pairs' Arrow columns)
 #: whatever the number of templates and BTCs
@@ -416,7 +418,7 @@ def write_pairs(pairs: pd.DataFrame | Iterable[pa.Table], path: str | Path) -> i
     written = 0
     pending: list[pa.Table] = []
     held = 0
-    with pq.ParquetWriter(path, PAIR_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(path, PAIR_SCHEMA, compression=PARQUET_COMPRESSION) as writer:
 
         def flush(rows: int) -> None:
             nonlocal pending, held, written

@@ -34,13 +34,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError, ModelError
-from biasrepro.io import atomic_outputs, iter_parquet, read_table, table_kind
+from biasrepro.io import (
+    ParquetAppender,
+    atomic_outputs,
+    iter_parquet,
+    read_table,
+    table_kind,
+)
 from biasrepro.models.load import ModelSpec, load_classifier, resolve
 
 log = logging.getLogger(__name__)
@@ -55,9 +59,6 @@ DEFAULT_MAX_LENGTH = 512
 CHUNK_ROWS = 1 << 16
 #: texts per tokenizer call within a chunk
 _TOKENIZE_BATCH = 4096
-#: what :func:`biasrepro.io.write_parquet` writes with, so a one-chunk output has its bytes
-_PARQUET_COMPRESSION = "zstd"
-_PARQUET_ROW_GROUP = 1 << 20
 
 #: texts -> positive-class probabilities (n,) or class probabilities (n, 2)
 PredictCallable = Callable[[list[str]], Any]
@@ -228,7 +229,7 @@ def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: l
     clf = _prepare(spec, None)
     assert isinstance(clf, _Classifier)
     start = time.perf_counter()
-    writers = [_ParquetAppender(path) for path in tmps]
+    writers = [ParquetAppender(path) for path in tmps]
     try:
         with _Scorer(clf, max_length=max_length, batch_tokens=batch_tokens,
                      progress=True) as scorer:
@@ -253,30 +254,6 @@ def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: l
              ", ".join(map(str, inputs)), stats.rows, stats.unique_texts, stats.unique_inputs,
              stats.tokens, stats.padded_tokens, stats.batches, stats.seconds,
              stats.texts_per_s, ", ".join(map(str, outs)))
-
-
-class _ParquetAppender:
-    """Writes frames to one Parquet file in turn, as :func:`biasrepro.io.write_parquet`
-    writes one frame (the same settings, so a single frame gives its bytes)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.writer: pq.ParquetWriter | None = None
-
-    def write(self, frame: pd.DataFrame) -> None:
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.path, table.schema,
-                                           compression=_PARQUET_COMPRESSION)
-        elif not table.schema.equals(self.writer.schema, check_metadata=False):
-            # a chunk where a column is all missing, or has none missing, infers another type
-            table = table.cast(self.writer.schema)
-        self.writer.write_table(table, row_group_size=_PARQUET_ROW_GROUP)
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
 
 
 # -- inputs ---------------------------------------------------------------------------------
