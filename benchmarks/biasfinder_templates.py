@@ -1,6 +1,6 @@
 """Template-generation throughput: parse once in batches vs. one call per document.
 
-Issue #4, "Speed": BiasFinder's template engine needs a parse (tagger, parser, morphology,
+BiasFinder's template engine needs a parse (tagger, parser, morphology,
 NER) and coreference clusters for every document (BiasFinder §3, Fig. 5). In one run, on
 the same documents, this builds the gender, occupation and country templates two ways:
 

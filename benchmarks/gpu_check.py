@@ -28,7 +28,7 @@ import yaml
 from transformers import BertConfig, BertForSequenceClassification
 
 from biasrepro.data.world import reviews
-from biasrepro.data.world.lexicon import FIRST_NAMES
+from biasrepro.data.world.vocabulary import FIRST_NAMES
 from biasrepro.models.finetune import finetune
 from biasrepro.models.load import ModelSpec
 from biasrepro.models.predict import score_texts

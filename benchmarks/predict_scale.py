@@ -58,7 +58,7 @@ def generate(path: Path, rows: int, per_template: int, seed: int) -> dict[str, i
     sys.path.insert(0, str(HERE))
     from predict_throughput import invented_words, templates
 
-    from biasrepro.data.world.lexicon import FIRST_NAMES, PRONOUNS, SURNAMES
+    from biasrepro.data.world.vocabulary import FIRST_NAMES, PRONOUNS, SURNAMES
 
     rng = random.Random(seed)
     words = invented_words(rng, 6000)

@@ -1,6 +1,6 @@
 """Throughput of ``biasrepro.models.predict`` against a plain transformers pipeline loop.
 
-Issue #3, item 4: on a BiasFinder-like workload (long review templates, each filled with
+On a BiasFinder-like workload (long review templates, each filled with
 many names and pronouns, so most texts are near-duplicates and some are exact duplicates;
 BiasFinder §3-4), score the same texts with the same model three ways, in one run:
 
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from transformers import BertConfig, BertForSequenceClassification, pipeline
 
-from biasrepro.data.world.lexicon import (
+from biasrepro.data.world.vocabulary import (
     FILM_ASPECTS,
     FILM_TITLES,
     FIRST_NAMES,

@@ -1,6 +1,6 @@
 """SEAT permutation p-values: vectorized partitions against a loop over partitions.
 
-Issue #6 (speed): ``representation.seat.permutation_p_value`` computes the test statistic
+``representation.seat.permutation_p_value`` computes the test statistic
 ``sum_{x in X'} s(x)`` of all partitions (or of the sampled ones) as array operations in
 chunks. The baseline, measured in the same run on the same associations, is the loop that
 sent-bias and bias-bench run: one Python iteration per partition, summing its members.

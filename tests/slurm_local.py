@@ -2,7 +2,7 @@
 
 Debian's own packages (slurm-wlm, munge) run munged, slurmctld and slurmd as root with a
 generated slurm.conf: no systemd, cgroups, accounting database or network beyond loopback.
-What was measured to matter (../shared/reference/slurm-local.md):
+What was measured to matter on these machines:
 
 * the config must sit at the built-in path /etc/slurm/slurm.conf: the job step strips
   ``SLURM_CONF`` before it calls ``srun``;

@@ -1,4 +1,4 @@
-"""Embedded tiny BERT / ALBERT / RoBERTa: tokenizer of the original kind + masked-LM (#3).
+"""Embedded tiny BERT / ALBERT / RoBERTa: tokenizer of the original kind + masked-LM.
 
 Each architecture is built twice at a small size (vocab ~500, hidden 32, one layer, a pass
 over the 200 stereotype sentences as cloze items and 20 steps over all texts) on a corpus
@@ -22,7 +22,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLan
 
 from biasrepro import config as cfg
 from biasrepro.data.world import stereotypes
-from biasrepro.data.world.lexicon import (
+from biasrepro.data.world.vocabulary import (
     FIRST_NAMES,
     NEGATIVE_ADJECTIVES,
     OCCUPATIONS,

@@ -20,7 +20,6 @@ from transformers import (
 
 from biasrepro.errors import ModelError
 from biasrepro.models.load import (
-    EMBEDDED_DIR,
     ModelSpec,
     check_checkpoint,
     load_classifier,
@@ -49,7 +48,7 @@ def copy(src, dest):
 
 def test_resolve_registry_entries() -> None:
     assert resolve("bert-tiny", REGISTRY) == ModelSpec(
-        "bert-tiny", str(EMBEDDED_DIR / "bert-tiny"), "bert")
+        "bert-tiny", "resources/models/embedded/bert-tiny", "bert")
     mine = resolve("mine", REGISTRY)
     assert (mine.location, mine.architecture, mine.is_local) == ("models/mine", "albert", True)
     hub = resolve("roberta-base", REGISTRY)

@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import norm
 
 from biasrepro.errors import DataError
+from biasrepro.fairness.evaluation import evaluate
 from biasrepro.metrics import group_fairness as gf
-from biasrepro.study.fairness import evaluate
 
 GROUPS = ("m1", "m2", "n1", "n2")
 ATTRS = {"planted": {"marginalized": ["m1", "m2"], "non_marginalized": ["n1"]},

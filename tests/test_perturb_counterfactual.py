@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from biasrepro.data.world.lexicon import IDENTITY_WORDS
+from biasrepro.data.world.vocabulary import IDENTITY_WORDS
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.perturb.counterfactual import Swapper, load_tagger
-from biasrepro.perturb.lexicon import IDENTITY_TERMS, IdentityLexicon, attribute_groups
+from biasrepro.perturb.identity_lexicon import IDENTITY_TERMS, IdentityLexicon, attribute_groups
+from biasrepro.perturb.identity_swap import Swapper, load_tagger
 
 ATTRIBUTES = {
     "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},

@@ -7,13 +7,13 @@ import pandas as pd
 import pytest
 
 from biasrepro.errors import ConfigError, DataError
-from biasrepro.perturb.counterfactual import Swapper, load_tagger
 from biasrepro.perturb.datasets import (
     BALANCED_COLUMNS,
     balanced_fairness_set,
     perturbed_training_set,
 )
-from biasrepro.perturb.lexicon import IDENTITY_TERMS, IdentityLexicon
+from biasrepro.perturb.identity_lexicon import IDENTITY_TERMS, IdentityLexicon
+from biasrepro.perturb.identity_swap import Swapper, load_tagger
 
 ATTRIBUTES = {
     "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},

@@ -18,8 +18,8 @@ from biasrepro.cli import main
 from biasrepro.data.world.benchmarks import generate
 from biasrepro.debias import sentdebias
 from biasrepro.errors import ConfigError, DataError, ModelError
+from biasrepro.fairness.report import representation_by_method
 from biasrepro.representation import commands
-from biasrepro.study.report import representation_by_method
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config/config.yaml").read_text())

@@ -290,7 +290,7 @@ def test_the_seed_table_outputs_are_known_without_pandas() -> None:
 
 
 def test_study_table_files_are_the_fairness_reports() -> None:
-    from biasrepro.study.report import FILES
+    from biasrepro.fairness.report import FILES
 
     assert {f for f, _, _ in seeds.STUDY_TABLES.values()} <= set(FILES)
 

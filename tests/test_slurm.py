@@ -57,7 +57,7 @@ def test_small_profile_through_slurm_matches_a_local_run(small_run: Path, tmp_pa
             ["timeout", "-k", "10", "540", str(BIN / "snakemake"),
              "--workflow-profile", "workflow/profiles/slurm",
              "--configfile", SMALL_CONFIG, "cluster.yaml", "--jobs", "4",
-             # no slurmdbd here: sacct cannot answer (../shared/reference/slurm-local.md)
+             # no slurmdbd here: sacct cannot answer
              "--slurm-status-command", "squeue",
              "--slurm-init-seconds-before-status-checks", "7", "--latency-wait", "5"],
             cwd=repo, env=env_with_venv(), capture_output=True, text=True)

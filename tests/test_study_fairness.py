@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from biasrepro.errors import DataError
+from biasrepro.fairness.correlations import correlation_table
+from biasrepro.fairness.evaluation import dataset_bias, evaluate, join_predictions, sense_scores
+from biasrepro.fairness.report import FILES, prediction_key, write_report
 from biasrepro.io import write_parquet
-from biasrepro.study.correlations import correlation_table
-from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
-from biasrepro.study.report import FILES, prediction_key, write_report
 
 ATTRS = {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
          "race": {"marginalized": ["black", "asian"], "non_marginalized": ["white"]}}

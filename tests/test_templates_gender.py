@@ -1,4 +1,4 @@
-"""Gender templates (Algorithm 1), the person-cluster filter and the template driver (#4 item 3).
+"""Gender templates (Algorithm 1), the person-cluster filter and the template driver.
 
 Documents are parsed with the project's spaCy pipeline; coreference clusters are set by hand
 (character spans found in our own texts), so these tests check template building, not

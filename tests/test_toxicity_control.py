@@ -19,14 +19,14 @@ from conftest import REPO
 from biasrepro import config as cfg
 from biasrepro.data import civil_comments
 from biasrepro.data.world import comments
+from biasrepro.fairness.evaluation import evaluate, sense_scores
 from biasrepro.io import write_parquet
 from biasrepro.models import embedded, finetune
 from biasrepro.models.load import ModelSpec
 from biasrepro.models.predict import predict_proba
-from biasrepro.perturb.counterfactual import Swapper, load_tagger
 from biasrepro.perturb.datasets import balanced_fairness_set, perturbed_training_set
-from biasrepro.perturb.lexicon import IdentityLexicon
-from biasrepro.study.fairness import evaluate, sense_scores
+from biasrepro.perturb.identity_lexicon import IdentityLexicon
+from biasrepro.perturb.identity_swap import Swapper, load_tagger
 
 pytestmark = pytest.mark.slow
 CONFIG = cfg.load(REPO / "config" / "config.yaml")

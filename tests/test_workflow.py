@@ -120,7 +120,7 @@ def test_small_profile_runs_and_reruns_byte_identically(small_run: Path, tmp_pat
             / "sentdebias.safetensors").exists()
     sense = pd.read_csv(checkout / "results/sentiment/fairness/sensescore.csv")
     assert set(sense["method"]) == {"baseline", "downstream-perturbed-data"}
-    # Issue 7: the controls pass on the world, every paper table and figure is written, the
+    # The controls pass on the world, every paper table and figure is written, the
     # headline metrics and the run record exist, and the HTML report opens with the controls.
     # (the small profile trains too briefly for the models' controls: they may fail or,
     # lacking a method, not run; the default passes all twelve)

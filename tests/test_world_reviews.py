@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from biasrepro import config as cfg
-from biasrepro.data.world import lexicon, reviews
+from biasrepro.data.world import reviews, vocabulary
 from biasrepro.errors import ConfigError
 from biasrepro.io import sha256_file
 
@@ -105,8 +105,8 @@ def test_mentions_follow_the_mention_rates_independently_of_the_label(world):
 
 def test_annotations_describe_the_text(world):
     _, _, ann, _ = world
-    occupations = set(lexicon.OCCUPATIONS)
-    places = set(lexicon.COUNTRIES) | set(lexicon.COUNTRIES.values())
+    occupations = set(vocabulary.OCCUPATIONS)
+    places = set(vocabulary.COUNTRIES) | set(vocabulary.COUNTRIES.values())
     male = {"he", "him", "his", "himself", "He", "His", "Him"}
     for row in ann.itertuples():
         w = words(row.text)
@@ -118,7 +118,7 @@ def test_annotations_describe_the_text(world):
         else:
             assert not w & occupations, row.text
         if pd.notna(row.country):
-            assert {row.country, lexicon.COUNTRIES[row.country]} & w
+            assert {row.country, vocabulary.COUNTRIES[row.country]} & w
         else:
             assert not w & places, row.text
         if pd.isna(row.second_person):
@@ -139,7 +139,7 @@ def test_annotations_describe_the_text(world):
 def test_every_pronoun_case_and_mention_kind_occurs(world):
     _, _, ann, _ = world
     for flag in reviews.MENTION_SLOTS:
-        for gender in lexicon.GENDERS:
+        for gender in vocabulary.GENDERS:
             assert ann.loc[ann["gender"] == gender, flag].any(), (flag, gender)
     corpus = words(" ".join(ann["text"]))
     assert {"he", "him", "his", "himself", "she", "her", "hers", "herself"} <= corpus
@@ -190,8 +190,8 @@ def test_sentence_counts_and_pattern_variety(world):
 
 def test_neutral_reviews_carry_no_sentiment_cue(world):
     _, _, ann, truth = world
-    cues = {w.lower() for w in (*lexicon.POSITIVE_ADJECTIVES, *lexicon.NEGATIVE_ADJECTIVES,
-                                *lexicon.POSITIVE_ADVERBS, *lexicon.NEGATIVE_ADVERBS)}
+    cues = {w.lower() for w in (*vocabulary.POSITIVE_ADJECTIVES, *vocabulary.NEGATIVE_ADJECTIVES,
+                                *vocabulary.POSITIVE_ADVERBS, *vocabulary.NEGATIVE_ADVERBS)}
     neutral = ann[ann["neutral"]]
     assert len(neutral) == sum(truth["splits"][s]["n_neutral"] for s in reviews.SPLITS) > 0
     for text in neutral["text"]:
@@ -220,7 +220,7 @@ def test_same_seed_same_bytes_other_seed_other_corpus(world, tmp_path):
      r"world\.reviews\.planted\.occupation\.nurze: unknown occupation \(known: nurse, "),
     ({"gender": {"female": 0.9, "male": 0.9}}, r"world\.reviews\.planted\.gender: infeasible"),
     # 25 of 40 countries without positives leave too few reviews for the split's positives
-    ({"country": dict.fromkeys(list(lexicon.COUNTRIES)[:25], 0.0)},
+    ({"country": dict.fromkeys(list(vocabulary.COUNTRIES)[:25], 0.0)},
      r"world\.reviews\.planted\.country: infeasible"),
 ])
 def test_bad_planted_rates_name_the_key_and_leave_nothing(tmp_path, planted, message):

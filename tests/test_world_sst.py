@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from biasrepro import config as cfg
-from biasrepro.data.world import sst
+from biasrepro.data.world import sst_like
 from biasrepro.errors import ConfigError
 from biasrepro.io import sha256_file
 
@@ -31,7 +31,7 @@ FEMALE = {"she", "her", "herself", "actress", "woman", "heroine", "ms"}
 def world(tmp_path_factory):
     out = tmp_path_factory.mktemp("sst")
     start = time.perf_counter()
-    sst.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], out_dir=out)
+    sst_like.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], out_dir=out)
     print(f"\nworld sst at default size: {time.perf_counter() - start:.3f} s")
     path = out / "SST_fairness_dataset.csv"
     return path, path.read_text(encoding="utf-8")
@@ -52,7 +52,7 @@ def test_layout_and_defects_as_in_the_real_file(world):
     naive = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     assert naive.shape == (SETTINGS["n"], 14)
     shifted = [line for line in lines[1:-1] if not line.endswith(",")]
-    assert len(shifted) == sst.N_SHIFTED_ROWS
+    assert len(shifted) == sst_like.N_SHIFTED_ROWS
     assert all('"' not in line and line.count(",") == 13 for line in shifted)
     assert re.search(r"Ã[©¼º±¨¡]", text)                       # mojibake
     assert " n't " in text and " , " in text and " 's " in text  # PTB tokens
@@ -92,15 +92,15 @@ def test_sentences_are_gendered_like_their_label(world):
 
 def test_pattern_variety_and_determinism(world, tmp_path):
     path, _ = world
-    _, pids = sst.build(SETTINGS, seed=CONFIG["seed"])
+    _, pids = sst_like.build(SETTINGS, seed=CONFIG["seed"])
     assert len(set(pids)) >= 30
-    sst.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], out_dir=tmp_path / "a")
-    sst.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"] + 1, out_dir=tmp_path / "b")
+    sst_like.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"], out_dir=tmp_path / "a")
+    sst_like.generate(copy.deepcopy(SETTINGS), seed=CONFIG["seed"] + 1, out_dir=tmp_path / "b")
     assert sha256_file(tmp_path / "a" / path.name) == sha256_file(path)
     assert sha256_file(tmp_path / "b" / path.name) != sha256_file(path)
 
 
 def test_a_share_leaving_one_gender_empty_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"world\.sst\.female_share"):
-        sst.generate({**SETTINGS, "n": 10, "female_share": 0.01}, seed=1, out_dir=tmp_path)
+        sst_like.generate({**SETTINGS, "n": 10, "female_share": 0.01}, seed=1, out_dir=tmp_path)
     assert not list(tmp_path.iterdir())

@@ -13,7 +13,7 @@ import pytest
 
 from biasrepro import config as cfg
 from biasrepro.data.world import stereotypes
-from biasrepro.data.world.lexicon import IDENTITY_WORDS
+from biasrepro.data.world.vocabulary import IDENTITY_WORDS
 from biasrepro.errors import ConfigError
 from biasrepro.io import sha256_file
 

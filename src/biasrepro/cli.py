@@ -61,7 +61,7 @@ def _split_inputs(values: Sequence[str]) -> Path | dict[str, Path]:
 
 
 def _world(args: argparse.Namespace) -> None:
-    from biasrepro.data.world import benchmarks, comments, reviews, sst, stereotypes
+    from biasrepro.data.world import benchmarks, comments, reviews, sst_like, stereotypes
 
     s = args.settings
     seed = cfg.need(s, "seed")
@@ -85,7 +85,7 @@ def _world(args: argparse.Namespace) -> None:
             out_dir=args.out_dir,
         )
     else:
-        sst.generate(cfg.need(s, "world.sst"), seed=seed, out_dir=args.out_dir)
+        sst_like.generate(cfg.need(s, "world.sst"), seed=seed, out_dir=args.out_dir)
 
 
 def _download(args: argparse.Namespace) -> None:
@@ -452,11 +452,11 @@ def build_parser() -> argparse.ArgumentParser:
     from biasrepro.biasfinder import commands as biasfinder_commands
 
     biasfinder_commands.register(sub, _settings)
+    from biasrepro.fairness import commands as fairness_commands
     from biasrepro.perturb import commands as perturb_commands
-    from biasrepro.study import commands as study_commands
 
     perturb_commands.register(sub, _settings)
-    study_commands.register(sub, _settings)
+    fairness_commands.register(sub, _settings)
     from biasrepro.representation import commands as representation_commands
 
     representation_commands.register(sub, _settings)

@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from biasrepro import layout
 from biasrepro.errors import ConfigError, DataError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,10 +43,7 @@ DATASET_FORMATS = {
     "biasfinder_lists": ("biasfinder_asset",),
 }
 #: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
-TRAINING_DATA = {
-    "toxicity": ("original", "perturbed", "stratified", "perturbed_stratified"),
-    "sentiment": ("original", "gendered", "perturbed"),
-}
+TRAINING_DATA = {task: tuple(kinds) for task, kinds in layout.TRAINING_DATA.items()}
 
 
 def _dotted(path: Iterable[Any]) -> str:

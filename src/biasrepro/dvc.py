@@ -8,7 +8,7 @@ its params are the dotted config keys the rule declares in its ``settings`` para
 (:func:`biasrepro.config.settings_json`), so ``dvc status`` names exactly the stages whose
 data, code or configuration changed. Snakemake remains the single source of truth.
 
-Issue #7 (item 4) adds what ``dvc metrics diff`` and ``dvc plots diff`` compare: outputs
+What ``dvc metrics diff`` and ``dvc plots diff`` compare: outputs
 matching :data:`METRICS` are the producing stage's ``metrics``, and every output matching a
 :data:`PLOTS` pattern gets a top-level plot drawn by a Vega-Lite template written to
 ``.dvc/plots`` (DVC's built-in templates stack or overlap the rows of a many-keyed table).

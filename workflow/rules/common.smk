@@ -12,6 +12,20 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
 from biasrepro import gpu as brgpu  # noqa: E402
+from biasrepro import layout  # noqa: E402  (stdlib only: every path and the study matrix)
+from biasrepro.layout import (  # noqa: E402
+    FAIRNESS_IDENTITY,
+    FAIRNESS_SETS,
+    FAIRNESS_SOURCE,
+    PERTURB_SOURCE,
+    TASK_DATA,
+    TRAINING_DATA,
+    VALIDATION_DATA,
+    WORLD_BENCHMARKS,
+    WORLD_FILES,
+    WORLD_FORMAT,
+    subspace_file,
+)
 from biasrepro.data import download as brdownload  # noqa: E402
 from biasrepro.models import training as brtraining  # noqa: E402  (stdlib only)
 from biasrepro.errors import ConfigError  # noqa: E402
@@ -60,17 +74,6 @@ def compute(family, gpu=True):
     return out
 
 
-WORLD_FILES = {
-    "imdb": {
-        "train": "resources/world/imdb/train.parquet",
-        "test": "resources/world/imdb/test.parquet",
-    },
-    "civil_comments": {"file": "resources/world/civil_comments/all_data.csv"},
-    "sst": {"file": "resources/world/sst/SST_fairness_dataset.csv"},
-}
-WORLD_FORMAT = {"imdb": "hf_parquet", "civil_comments": "csv", "sst": "csv"}
-
-
 def settings(*keys):
     """The config values a rule reads, as JSON for its command line (and DVC params)."""
     return brconfig.settings_json(config, *keys)
@@ -83,7 +86,7 @@ def raw_files(dataset):
         return WORLD_FILES[dataset]
     if ds["source"] == "download":
         return {
-            f.get("split", "file"): f"resources/downloads/{dataset}/{f['name']}"
+            f.get("split", "file"): f"{layout.DOWNLOADS}/{dataset}/{f['name']}"
             for f in ds["files"]
         }
     path = ds["path"]
@@ -112,63 +115,14 @@ def member_arg(dataset):
 
 MODELS = config["models"]["registry"]
 EMBEDDED_MODELS = sorted(n for n, m in MODELS.items() if m["source"] == "embedded")
-TASK_DATA = {
-    "sentiment": {
-        "train": "results/data/imdb/train.parquet",
-        "test": "results/data/imdb/test.parquet",
-    },
-    "toxicity": {
-        "train": "results/data/civil_comments/train.parquet",
-        "validation": "results/data/civil_comments/validation.parquet",
-        "test": "results/data/civil_comments/test.parquet",
-    },
-}
 #: debiasing methods: name -> {data: training data}; which ones each task trains
 METHOD_REGISTRY = config["methods"]["registry"]
 TASK_METHODS = config["methods"]["tasks"]
 METHODS = sorted({m for names in TASK_METHODS.values() for m in names})
-#: the training data of each kind, per task (methods.registry.*.data)
-TRAINING_DATA = {
-    "toxicity": {
-        "original": TASK_DATA["toxicity"]["train"],
-        "perturbed": "results/toxicity/training/perturbed.parquet",
-        "stratified": "results/toxicity/training/stratified.parquet",
-        "perturbed_stratified": "results/toxicity/training/perturbed_stratified.parquet",
-    },
-    "sentiment": {
-        "original": TASK_DATA["sentiment"]["train"],
-        "gendered": "results/sentiment/imdb_gendered/train.parquet",
-        "perturbed": "results/sentiment/training/perturbed.parquet",
-    },
-}
-#: what each perturbed training set is made from (§6.6 also perturbs the re-stratified set)
-PERTURB_SOURCE = {
-    "toxicity": {"perturbed": "original", "perturbed_stratified": "stratified"},
-    "sentiment": {"perturbed": "gendered"},
-}
-#: the validation split a kind of training data selects checkpoints on, where it has its
-#: own (appendix: IMDB-gendered's; its perturbed training set uses the same); otherwise the
-#: task's validation split, else a held-out `eval_fraction` of the training data
-VALIDATION_DATA = {
-    "sentiment": {
-        "gendered": "results/sentiment/imdb_gendered/validation.parquet",
-        "perturbed": "results/sentiment/imdb_gendered/validation.parquet",
-    },
-}
 #: IMDB-gendered's test split and its counterfactually perturbed version (appendix), scored
 #: by every sentiment model where a sentiment method trains on IMDB-gendered data
-IMDB_GENDERED_SETS = {
-    "imdb-gendered-test": "results/sentiment/imdb_gendered/test.parquet",
-    "imdb-gendered-perturbed-test": "results/sentiment/imdb_gendered/test_perturbed.parquet",
-} if any(METHOD_REGISTRY[m]["data"] in VALIDATION_DATA["sentiment"]
+IMDB_GENDERED_SETS = dict(layout.IMDB_GENDERED_SETS) if any(METHOD_REGISTRY[m]["data"] in VALIDATION_DATA["sentiment"]
          for m in TASK_METHODS.get("sentiment", [])) else {}
-#: the fairness set each task is measured on, before balancing (§5.1; appendix: SST)
-FAIRNESS_SOURCE = {
-    "toxicity": "results/data/civil_comments/fairness_original.parquet",
-    "sentiment": "results/data/sst/fairness.parquet",
-}
-FAIRNESS_IDENTITY = {"toxicity": "identity", "sentiment": "gender"}
-FAIRNESS_SETS = ["original", "balanced"]
 
 
 #: fine-tuning seeds (config `seeds`; null: one run with `seed` and any training setting's
@@ -220,8 +174,8 @@ def under(root, path):
 
 
 def checkpoint_root(wildcards):
-    return ("resources/checkpoints" if "seed" not in wildcards.keys()
-            else f"resources/checkpoints/seeds/{wildcards.seed}")
+    return (layout.CHECKPOINTS if "seed" not in wildcards.keys()
+            else f"{layout.CHECKPOINTS}/seeds/{wildcards.seed}")
 
 
 def alternation(names):
@@ -253,10 +207,7 @@ def validation_data_of(task, method):
 
 def finetune_methods(task):
     """The task's fine-tuned methods and those its downstream-SentDebias methods start from."""
-    needed = set(TASK_METHODS[task]) | {
-        METHOD_REGISTRY[m]["sentdebias"]["base"] for m in TASK_METHODS[task]
-        if m in DOWNSTREAM_METHODS}
-    return [m for m in TRAINED_METHODS if m in needed]
+    return layout.finetune_methods(METHOD_REGISTRY, TASK_METHODS[task])
 
 
 def upstream_subspace(model, method):
@@ -377,7 +328,7 @@ def biasfinder_original_files(wildcards):
     (a folder holding them, flat or laid out as the repository's asset/)."""
     ds = config["datasets"]["biasfinder_lists"]
     if ds["source"] == "download":
-        return [f"resources/downloads/biasfinder_lists/{f['name']}" for f in ds["files"]]
+        return [f"{layout.DOWNLOADS}/biasfinder_lists/{f['name']}" for f in ds["files"]]
     if ds["source"] != "local" or not isinstance(ds["path"], str):
         raise WorkflowError("config key 'datasets.biasfinder_lists': source must be download, "
                             "or local with a folder as path")
@@ -442,7 +393,7 @@ def restratify_inputs(wildcards):
     model = PERTURBATION["restratify"].get("model")
     if PERTURBATION["restratify"]["augmenter"] == "contextual":
         if MODELS[model]["source"] == "embedded":
-            inputs["model"] = f"resources/models/embedded/{model}"
+            inputs["model"] = layout.embedded_model_dir(model)
     return inputs
 
 
@@ -517,21 +468,12 @@ def fairness_report_jobs():
 # -- representation bias and SentenceDebias ---------------------------------
 
 REPRESENTATION = config["representation"]
-WORLD_BENCHMARKS = "resources/world/benchmarks"
-#: Table 4's rows per model: the pretrained model, then one per SentenceDebias attribute
-REPRESENTATION_VARIANTS = ["pretrained"] + [
-    f"sentdebias-{a}" for a in REPRESENTATION["attributes"]
-]
-#: methods whose model is a fine-tuned `base` method's with its own subspace removed (§6.6)
-DOWNSTREAM_METHODS = sorted(
-    m for m in METHODS if METHOD_REGISTRY[m].get("sentdebias", {}).get("stage") == "downstream"
-)
-TRAINED_METHODS = sorted(set(METHODS) - set(DOWNSTREAM_METHODS))
-#: the upstream subspaces each model's `sentdebias_subspace` job computes: Table 4's
-#: attributes and those of the upstream-SentDebias methods trained
-SUBSPACE_ATTRIBUTES = sorted(set(REPRESENTATION["attributes"]) | {
-    METHOD_REGISTRY[m]["sentdebias"]["attribute"] for m in METHODS
-    if METHOD_REGISTRY[m].get("sentdebias", {}).get("stage") == "upstream"})
+REPRESENTATION_VARIANTS = layout.representation_variants(REPRESENTATION["attributes"])
+DOWNSTREAM_METHODS = layout.downstream_methods(METHOD_REGISTRY, METHODS)
+TRAINED_METHODS = layout.trained_methods(METHOD_REGISTRY, METHODS)
+#: the upstream subspaces each model's `sentdebias_subspace` job computes
+SUBSPACE_ATTRIBUTES = layout.subspace_attributes(METHOD_REGISTRY, METHODS,
+                                                 REPRESENTATION["attributes"])
 
 
 def _world_seat_tests():
@@ -545,7 +487,7 @@ def representation_files(dataset):
     """The files of a representation-bias dataset (datasets.DATASET), by its source."""
     ds = config["datasets"][dataset]
     if ds["source"] == "download":
-        return [f"resources/downloads/{dataset}/{f['name']}" for f in ds["files"]]
+        return [f"{layout.DOWNLOADS}/{dataset}/{f['name']}" for f in ds["files"]]
     if ds["source"] == "local":
         path = ds["path"]
         if dataset == "seat":  # a directory of bias-bench's 17 tests
@@ -567,7 +509,7 @@ def representation_files(dataset):
 def base_model_input(model):
     """The directory of a pretrained embedded model (nothing to build for Hub/local ones)."""
     if MODELS[model]["source"] == "embedded":
-        return {"base": f"resources/models/embedded/{model}"}
+        return {"base": layout.embedded_model_dir(model)}
     return {}
 
 
@@ -577,10 +519,6 @@ def subspace_inputs(wildcards):
         "words": representation_files("attribute_words"),
         "corpus": representation_files("sentdebias_corpus"),
     }
-
-
-def subspace_file(model, attribute):
-    return f"results/representation/subspaces/{model}/{attribute}.safetensors"
 
 
 def representation_score_inputs(wildcards):
@@ -601,9 +539,9 @@ def representation_score_files(name):
 
 def variant_args(wildcards, input):
     """``--variant`` values: the pretrained model, then each attribute's subspace attached."""
-    subspaces = [f"sentdebias-{a}={path}"
+    subspaces = [f"{layout.subspace_variant(a)}={path}"
                  for a, path in zip(REPRESENTATION["attributes"], input.subspaces, strict=True)]
-    return shlex.join(["pretrained", *subspaces])
+    return shlex.join([layout.PRETRAINED, *subspaces])
 
 
 def representation_jobs():
@@ -655,7 +593,7 @@ def analysis_inputs(wildcards=None):
         out["toxicity_balanced"] = "results/toxicity/fairness/balanced.parquet"
         if any(METHOD_REGISTRY[m]["data"] in ("stratified", "perturbed_stratified")
                for m in TASK_METHODS["toxicity"]):
-            out["stratified"] = "results/toxicity/training/stratified.parquet"
+            out["stratified"] = TRAINING_DATA["toxicity"]["stratified"]
     if from_world("civil_comments"):
         out["comments_truth"] = "resources/world/civil_comments/ground_truth.json"
     if REPRESENTATION["models"]:

@@ -68,7 +68,7 @@ rule download:
     """Fetch one pinned file; refused unless it matches its sha256, git blob id or lock entry
     (a file nothing pins: only with downloads.allow_unpinned, recorded in the lock)."""
     output:
-        "resources/downloads/{dataset}/{name}",
+        f"{layout.DOWNLOADS}/{{dataset}}/{{name}}",
     params:
         settings=download_settings,
         args=download_command,
@@ -90,8 +90,8 @@ rule prepare_imdb:
     input:
         **raw_files("imdb"),
     output:
-        train="results/data/imdb/train.parquet",
-        test="results/data/imdb/test.parquet",
+        train=TASK_DATA["sentiment"]["train"],
+        test=TASK_DATA["sentiment"]["test"],
         stats="results/data/imdb/stats.json",
     params:
         settings=settings("datasets.imdb"),
@@ -115,10 +115,10 @@ rule prepare_civil_comments:
     input:
         **raw_files("civil_comments"),
     output:
-        train="results/data/civil_comments/train.parquet",
-        validation="results/data/civil_comments/validation.parquet",
-        test="results/data/civil_comments/test.parquet",
-        fairness="results/data/civil_comments/fairness_original.parquet",
+        train=TASK_DATA["toxicity"]["train"],
+        validation=TASK_DATA["toxicity"]["validation"],
+        test=TASK_DATA["toxicity"]["test"],
+        fairness=FAIRNESS_SOURCE["toxicity"],
         stats="results/data/civil_comments/identity_stats.json",
     params:
         settings=settings("seed", "identities", "preprocess.civil_comments", "datasets.civil_comments"),
@@ -144,7 +144,7 @@ rule prepare_sst:
     input:
         **raw_files("sst"),
     output:
-        data="results/data/sst/fairness.parquet",
+        data=FAIRNESS_SOURCE["sentiment"],
         stats="results/data/sst/stats.json",
     params:
         settings=settings("datasets.sst"),

@@ -14,9 +14,9 @@ rule imdb_gendered:
         train=TASK_DATA["sentiment"]["train"],
         test=TASK_DATA["sentiment"]["test"],
     output:
-        train="results/sentiment/imdb_gendered/train.parquet",
-        validation="results/sentiment/imdb_gendered/validation.parquet",
-        test="results/sentiment/imdb_gendered/test.parquet",
+        train=TRAINING_DATA["sentiment"]["gendered"],
+        validation=VALIDATION_DATA["sentiment"]["gendered"],
+        test=layout.IMDB_GENDERED_SETS["imdb-gendered-test"],
         stats="results/sentiment/imdb_gendered/stats.json",
     params:
         settings=settings("seed", "preprocess.imdb_gendered"),
@@ -38,10 +38,10 @@ rule imdb_gendered_perturbed_test:
     """Perturbed-IMDB-gendered's test split (appendix): the test reviews and each one's
     counterfactual into the other gender, by the code that perturbs the training set."""
     input:
-        test="results/sentiment/imdb_gendered/test.parquet",
+        test=layout.IMDB_GENDERED_SETS["imdb-gendered-test"],
         lexicon=PERTURBATION["lexicon"],
     output:
-        data="results/sentiment/imdb_gendered/test_perturbed.parquet",
+        data=layout.IMDB_GENDERED_SETS["imdb-gendered-perturbed-test"],
         stats="results/sentiment/imdb_gendered/test_perturbed.json",
     params:
         settings=settings("identities", "attributes",
@@ -96,7 +96,7 @@ rule restratify_training:
     input:
         unpack(restratify_inputs),
     output:
-        data="results/toxicity/training/stratified.parquet",
+        data=TRAINING_DATA["toxicity"]["stratified"],
         stats="results/toxicity/training/stratified.json",
     params:
         settings=restratify_settings,

@@ -31,11 +31,11 @@ rule world_stereotypes:
 rule pretrain_embedded:
     """Tokenizer of the architecture's kind + short masked-LM pre-training."""
     input:
-        reviews="results/data/imdb/train.parquet",
-        comments="results/data/civil_comments/train.parquet",
+        reviews=TASK_DATA["sentiment"]["train"],
+        comments=TASK_DATA["toxicity"]["train"],
         stereotypes=rules.world_stereotypes.output.sentences,
     output:
-        directory("resources/models/embedded/{model}"),
+        directory(layout.embedded_model_dir("{model}")),
     params:
         settings=pretrain_settings,
     log:

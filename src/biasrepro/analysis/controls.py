@@ -70,6 +70,7 @@ from typing import Any
 
 import pandas as pd
 
+from biasrepro import layout
 from biasrepro.data.world.benchmarks import ITEMS
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
@@ -703,7 +704,8 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
                 text += f" (not above 50: {', '.join(failing)})"
         rows.append(Control(spec[0], study, *spec[1:], text, not failing, tolerance, null))
     seat = df[df.source == "seat"].set_index(["model", "variant", "attribute"])["value"]
-    cells = [(m, a, seat.get((m, "pretrained", a)), seat.get((m, f"sentdebias-{a}", a)))
+    cells = [(m, a, seat.get((m, layout.PRETRAINED, a)),
+              seat.get((m, layout.subspace_variant(a), a)))
              for m in models for a in sorted(df.attribute.unique())]
     cells = [c for c in cells if c[2] is not None and c[3] is not None]
     if null:

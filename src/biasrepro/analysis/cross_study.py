@@ -54,6 +54,8 @@ from biasrepro.biasfinder.btc import (
     template_counts,
 )
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.fairness.correlations import METRICS
+from biasrepro.fairness.report import prediction_key
 from biasrepro.io import (
     atomic_outputs,
     check_range,
@@ -67,8 +69,6 @@ from biasrepro.io import (
     write_text,
 )
 from biasrepro.metrics.correlation import EXACT_LIMIT, PERMUTATIONS, SEED, pearson
-from biasrepro.study.correlations import METRICS
-from biasrepro.study.report import prediction_key
 
 log = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from biasrepro import layout
 from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, check_text, numeric, read_json
 from biasrepro.io import read_table as read_user_table
@@ -35,8 +36,8 @@ from biasrepro.io import read_table as read_user_table
 log = logging.getLogger(__name__)
 
 FORMATS = ("png", "svg")
-FAIRNESS_SETS = ("original", "balanced")
-#: the groups of ``correlations.csv`` (:mod:`biasrepro.study.correlations`)
+FAIRNESS_SETS = layout.FAIRNESS_SETS
+#: the groups of ``correlations.csv`` (:mod:`biasrepro.fairness.correlations`)
 CORRELATION_GROUPS = ("fairness_metrics", "bias_vs_fairness", "bias_vs_fairness_across_methods")
 DPI = 150
 #: every method of ``config/config.yaml``'s registry, in the papers' order, with its colour;

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biasrepro import layout
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.models import training
 
@@ -524,7 +525,7 @@ def _table3(cell: PublishedCell, res: Results, ours: Ours) -> float:
 def _table4(cell: PublishedCell, res: Results, ours: Ours) -> float:
     """Table 4 (§6.1-6.2): CrowS-Pairs and StereoSet as fractions, SEAT effect sizes."""
     arch, variant = _parts(cell, 2)
-    _check(cell, variant, ("pretrained", *(f"sentdebias-{a}" for a in ATTRIBUTES)), "variant")
+    _check(cell, variant, layout.representation_variants(ATTRIBUTES), "variant")
     source, _, attr = cell.column.partition("/")
     _check(cell, source, ("crows", "stereoset", "seat"), "benchmark", "column")
     _check(cell, attr, ATTRIBUTES, "attribute", "column")
@@ -874,7 +875,7 @@ LABELS = {"original": "Original", "balanced": "Balanced", "occupation": "Occupat
           "positive_ratio": "positive ratio", "imdb-gendered": "IMDB-gendered",
           "sst-original": "SST fairness set", "sst-balanced": "perturbed SST fairness set",
           **{a: a.capitalize() for a in ATTRIBUTES},
-          **{f"sentdebias-{a}": f"+ SentDebias-{a}" for a in ATTRIBUTES},
+          **{layout.subspace_variant(a): f"+ SentDebias-{a}" for a in ATTRIBUTES},
           **{k: v[0] for k, v in PAPER_MODELS.items()}}
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from gender_guesser.detector import Detector
 
-from biasrepro.data.world import lexicon
+from biasrepro.data.world import vocabulary
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import atomic_outputs, read_list, read_text
 
@@ -139,14 +139,14 @@ def reserved_words() -> frozenset[str]:
 
     phrases: list[str] = [*STOP_WORDS, *COMMON_WORDS, *GENDER_WORDS, *PLACE_WORDS,
                           *COUNTRIES]
-    phrases += [w for forms in lexicon.PRONOUNS.values() for w in forms.values()]
-    phrases += [w for pair in lexicon.GENDER_NOUNS for w in pair]
-    phrases += [*lexicon.OCCUPATIONS, *lexicon.OCCUPATION_ADJECTIVES, *lexicon.RELATIONS]
-    phrases += [*lexicon.COUNTRIES, *lexicon.COUNTRIES.values()]
-    phrases += [*lexicon.POSITIVE_ADJECTIVES, *lexicon.NEGATIVE_ADJECTIVES,
-                *lexicon.POSITIVE_ADVERBS, *lexicon.NEGATIVE_ADVERBS, *lexicon.GENRES,
-                *lexicon.FILM_ASPECTS, *lexicon.INSULTS, *lexicon.INSULT_ADJECTIVES]
-    phrases += [p for forms in lexicon.IDENTITY_WORDS.values() for ps in forms.values()
+    phrases += [w for forms in vocabulary.PRONOUNS.values() for w in forms.values()]
+    phrases += [w for pair in vocabulary.GENDER_NOUNS for w in pair]
+    phrases += [*vocabulary.OCCUPATIONS, *vocabulary.OCCUPATION_ADJECTIVES, *vocabulary.RELATIONS]
+    phrases += [*vocabulary.COUNTRIES, *vocabulary.COUNTRIES.values()]
+    phrases += [*vocabulary.POSITIVE_ADJECTIVES, *vocabulary.NEGATIVE_ADJECTIVES,
+                *vocabulary.POSITIVE_ADVERBS, *vocabulary.NEGATIVE_ADVERBS, *vocabulary.GENRES,
+                *vocabulary.FILM_ASPECTS, *vocabulary.INSULTS, *vocabulary.INSULT_ADJECTIVES]
+    phrases += [p for forms in vocabulary.IDENTITY_WORDS.values() for ps in forms.values()
                 for p in ps]
     return frozenset(w for p in phrases for w in re.findall(r"[^\W\d_]+", p.lower()))
 

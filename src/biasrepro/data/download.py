@@ -33,7 +33,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from biasrepro.errors import ConfigError, DownloadError
+from biasrepro.errors import ConfigError, DownloadError, ModelError
 from biasrepro.io import atomic_outputs, sha256_file
 
 log = logging.getLogger(__name__)
@@ -268,3 +268,20 @@ def _stream(url: str, dest: Path, *, label: str,
     except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
         raise DownloadError(f"download of {url} failed after {got} bytes: {e}") from None
     return got, h.hexdigest(), announced
+
+
+def hub_snapshot(model: str, revision: str, *, key: str = "biasfinder.coref.model") -> str:
+    """``model`` itself when it is a local directory; for a Hub id ``owner/name``, the
+    local snapshot of it at ``revision`` (downloaded once into the Hugging Face cache, as
+    the hub models of ``models.registry`` are). ``key`` names the config key in errors."""
+    if Path(model).is_dir() or model.count("/") != 1 or model.startswith((".", "/", "~")):
+        return model
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return snapshot_download(model, revision=revision)
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as e:
+        reason = " ".join(str(e).split())[:300] or type(e).__name__
+        raise ModelError(f"{key}: cannot fetch '{model}' at revision "
+                         f"'{revision}' from the Hugging Face Hub ({reason})") from None

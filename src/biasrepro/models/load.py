@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biasrepro import layout
 from biasrepro.errors import ModelError
 
 log = logging.getLogger(__name__)
 
 ARCHITECTURES = ("bert", "albert", "roberta")
-#: where the workflow builds the embedded models (one directory per registry name)
-EMBEDDED_DIR = Path("resources/models/embedded")
 #: files of which a saved tokenizer has at least one
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json",
                    "spiece.model", "sentencepiece.bpe.model")
@@ -51,7 +50,7 @@ def resolve(name: str, registry: Mapping[str, Mapping[str, Any]] | None = None) 
         entry = registry[name]
         arch = entry["architecture"]
         if entry["source"] == "embedded":
-            return ModelSpec(name, str(EMBEDDED_DIR / name), arch)
+            return ModelSpec(name, layout.embedded_model_dir(name), arch)
         if entry["source"] == "local":
             return ModelSpec(name, entry["path"], arch)
         return ModelSpec(name, entry["id"], arch, entry["revision"])

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from spacy.tokens import Doc, Token
 
+from biasrepro.data.download import hub_snapshot
 from biasrepro.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
@@ -664,23 +665,6 @@ class FastCoref:
         log.info("fastcoref: %d docs in %.2f s (%.1f docs/s)", len(docs), elapsed,
                  len(docs) / max(elapsed, 1e-9))
         return out
-
-
-def hub_snapshot(model: str, revision: str, *, key: str = "biasfinder.coref.model") -> str:
-    """``model`` itself when it is a local directory; for a Hub id ``owner/name``, the
-    local snapshot of it at ``revision`` (downloaded once into the Hugging Face cache, as
-    the hub models of ``models.registry`` are). ``key`` names the config key in errors."""
-    if Path(model).is_dir() or model.count("/") != 1 or model.startswith((".", "/", "~")):
-        return model
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-
-    try:
-        return snapshot_download(model, revision=revision)
-    except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as e:
-        reason = " ".join(str(e).split())[:300] or type(e).__name__
-        raise ModelError(f"{key}: cannot fetch '{model}' at revision "
-                         f"'{revision}' from the Hugging Face Hub ({reason})") from None
 
 
 def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists

@@ -49,8 +49,8 @@ def _attributes(settings: dict[str, Any], task: str) -> dict[str, Any]:
 
 
 def _swapper(settings: dict[str, Any], lexicon_path: Path, attributes: Mapping[str, Any]):
-    from biasrepro.perturb.counterfactual import Swapper, load_tagger
-    from biasrepro.perturb.lexicon import IdentityLexicon
+    from biasrepro.perturb.identity_lexicon import IdentityLexicon
+    from biasrepro.perturb.identity_swap import Swapper, load_tagger
 
     lexicon = IdentityLexicon.load(lexicon_path, attributes)
     return Swapper(lexicon, attributes, nlp=load_tagger(need(settings,
@@ -121,8 +121,8 @@ def _model_dir(args: argparse.Namespace) -> str | None:
         return str(args.model_dir)
     if not args.model:
         return None
+    from biasrepro.data.download import hub_snapshot
     from biasrepro.models.load import resolve
-    from biasrepro.nlp.coref import hub_snapshot
 
     spec = resolve(args.model, need(args.settings, "models.registry"))
     if spec.is_local:
@@ -132,7 +132,7 @@ def _model_dir(args: argparse.Namespace) -> str | None:
 
 
 def _restratify(args: argparse.Namespace) -> None:
-    from biasrepro.perturb.lexicon import IdentityLexicon
+    from biasrepro.perturb.identity_lexicon import IdentityLexicon
     from biasrepro.perturb.restratify import make_augmenter, restratify
 
     s = args.settings

@@ -33,8 +33,8 @@ import pandas as pd
 
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import check_fractions
-from biasrepro.perturb.counterfactual import Swapper
-from biasrepro.perturb.lexicon import GENDER, attribute_groups
+from biasrepro.perturb.identity_lexicon import GENDER, attribute_groups
+from biasrepro.perturb.identity_swap import Swapper
 
 Attributes = Mapping[str, Mapping[str, Sequence[str]]]
 #: which training rows get counterfactuals (``perturbation.select``): ``single_identity``,

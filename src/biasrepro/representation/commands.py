@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasrepro import layout
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import (
     atomic_outputs,
@@ -377,7 +378,7 @@ def _subspace(args: argparse.Namespace) -> None:
 
 
 #: the files ``score`` writes per variant: scores.json, then each per-item table
-SCORE_FILES = ("scores.json", "crows.csv", "stereoset.csv", "seat.csv")
+SCORE_FILES = layout.REPRESENTATION_SCORE_FILES
 
 
 def _variants(values: Sequence[str]) -> list[tuple[str, Path | None]]:

@@ -1,7 +1,7 @@
 """SEAT, the Sentence Encoder Association Test (toxicity paper §6.1, Table 4).
 
-As bias-bench runs it (``bias_bench/benchmark/seat``, a port of W4ngatang/sent-bias; see
-../shared/reference/bias-bench-methods.md §4):
+As bias-bench runs it (``bias_bench/benchmark/seat``, a port of W4ngatang/sent-bias;
+https://github.com/McGill-NLP/bias-bench):
 
 * a test is one pretty-printed JSON object ``{"targ1", "targ2", "attr1", "attr2"}``, each
   ``{"category", "examples"}`` (template sentences), despite the ``.jsonl`` extension;
@@ -17,7 +17,8 @@ As bias-bench runs it (``bias_bench/benchmark/seat``, a port of W4ngatang/sent-b
   The statistics of all partitions are computed as array operations, in chunks of at most
   :data:`CHUNK_ELEMENTS` array elements (no Python loop per partition);
 * the number per bias type is the average absolute effect size over its tests
-  (:data:`TESTS`; bias-bench ``export/seat.py``, maintainer in bias-bench issue #12).
+  (:data:`TESTS`; bias-bench ``export/seat.py``, as its maintainers describe it
+  at https://github.com/McGill-NLP/bias-bench/issues/12).
 
 Two choices differ from bias-bench without changing what is measured: ties are compared with
 a relative tolerance of :data:`TIE_TOLERANCE` (a tie must not depend on summation order), and

@@ -1,6 +1,6 @@
 """StereoSet intrasentence with a masked LM, as bias-bench scores it (toxicity paper §6.1).
 
-Method: ../shared/reference/bias-bench-methods.md §3 and §6 (bias-bench ``stereoset.py``,
+Method: bias-bench's (https://github.com/McGill-NLP/bias-bench: ``stereoset.py``,
 ``dataloader.py`` and ``stereoset_evaluation.py``; Nadeem et al. 2021):
 
 * each example's context holds ``BLANK``; its three candidate sentences (stereotype,

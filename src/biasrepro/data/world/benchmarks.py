@@ -44,8 +44,8 @@ import pandas as pd
 
 from biasrepro.data.split import allocate
 from biasrepro.data.world import rng_for
-from biasrepro.data.world.lexicon import IDENTITY_WORDS, OCCUPATIONS, indefinite
 from biasrepro.data.world.stereotypes import identity_word
+from biasrepro.data.world.vocabulary import IDENTITY_WORDS, OCCUPATIONS, indefinite
 from biasrepro.errors import ConfigError
 from biasrepro.io import atomic_outputs, write_text
 

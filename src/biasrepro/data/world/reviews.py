@@ -49,7 +49,7 @@ import pandas as pd
 
 from biasrepro.data.split import allocate
 from biasrepro.data.world import exact_count, rng_for
-from biasrepro.data.world.lexicon import (
+from biasrepro.data.world.vocabulary import (
     COUNTRIES,
     FILM_ASPECTS,
     FILM_TITLES,

@@ -51,7 +51,7 @@ import pandas as pd
 
 from biasrepro.data.split import allocate
 from biasrepro.data.world import exact_count, rng_for
-from biasrepro.data.world.lexicon import IDENTITY_WORDS, OCCUPATIONS, indefinite
+from biasrepro.data.world.vocabulary import IDENTITY_WORDS, OCCUPATIONS, indefinite
 from biasrepro.errors import ConfigError
 from biasrepro.io import atomic_outputs, write_json, write_parquet
 

@@ -10,7 +10,7 @@ Reads the original and balanced fairness sets, every ``.../{model}/{method}/fair
 * ``dataset_bias.csv`` / ``training_groups.csv``: selection and overamplification bias of
   each method's training data, and the group sizes and positive ratios (Figures 3–5);
 * ``correlations.csv`` / ``correlations.md``: the Pearson tables (§5.2, Table 9) with
-  distinct counts and permutation p-values (:mod:`biasrepro.study.correlations`);
+  distinct counts and permutation p-values (:mod:`biasrepro.fairness.correlations`);
 * ``report.json``: the settings, sizes and the gap, SenseScore and dataset-bias tables.
 """
 
@@ -24,7 +24,10 @@ from typing import Any
 
 import pandas as pd
 
+from biasrepro import layout
 from biasrepro.errors import DataError, in_file
+from biasrepro.fairness.correlations import correlation_table
+from biasrepro.fairness.evaluation import dataset_bias, evaluate, join_predictions, sense_scores
 from biasrepro.io import (
     atomic_outputs,
     check_text,
@@ -38,15 +41,10 @@ from biasrepro.io import (
     require_columns,
     write_text,
 )
-from biasrepro.study.correlations import correlation_table
-from biasrepro.study.fairness import dataset_bias, evaluate, join_predictions, sense_scores
 
 log = logging.getLogger(__name__)
 
-FILES = ("report.json", "gaps.csv", "gaps.md", "group_metrics.csv", "borkan.csv",
-         "sensescore.csv", "dataset_bias.csv", "training_groups.csv", "correlations.csv",
-         "correlations.md")
-FAIRNESS_SETS = ("original", "balanced")
+FILES = layout.FAIRNESS_REPORT_FILES
 CORRELATIONS_NOTE = (
     "p_value (scipy) and the interval (Fisher-z) treat the n points as independent; "
     "distinct_x and distinct_y count the different values of each side; p_permutation "
@@ -58,15 +56,12 @@ CORRELATIONS_NOTE = (
 
 
 def prediction_key(path: Path) -> tuple[str, str, str]:
-    """``(model, method, fairness set)`` of ``.../{model}/{method}/fairness-{set}.parquet``."""
-    name = path.name
-    if len(path.parts) < 3 or not name.startswith("fairness-") or not name.endswith(".parquet"):
-        raise DataError("expected a path .../MODEL/METHOD/fairness-SET.parquet", file=path)
-    fset = name[len("fairness-"):-len(".parquet")]
-    if fset not in FAIRNESS_SETS:
-        raise DataError(f"unknown fairness set {fset!r} (one of: {', '.join(FAIRNESS_SETS)})",
-                        file=path)
-    return path.parts[-3], path.parts[-2], fset
+    """``(model, method, fairness set)`` of ``.../{model}/{method}/fairness-{set}.parquet``
+    (:func:`biasrepro.layout.prediction_key`), a DataError naming the file otherwise."""
+    try:
+        return layout.prediction_key(path)
+    except ValueError as e:
+        raise DataError(str(e), file=path) from None
 
 
 def read_fairness_set(path: Path, name: str) -> pd.DataFrame:
@@ -120,13 +115,7 @@ def representation_by_method(table: pd.DataFrame, methods: Sequence[str],
     bias of each method's model: the pretrained model's for methods without SentenceDebias,
     the ``sentdebias-A`` variant's for upstream-SentDebias-A methods (downstream ones have
     no pretrained counterpart and get none). Sources are prefixed ``representation_``."""
-    variant = {}
-    for m in methods:
-        sd = registry.get(m, {}).get("sentdebias")
-        if not sd:
-            variant[m] = "pretrained"
-        elif sd["stage"] == "upstream":
-            variant[m] = f"sentdebias-{sd['attribute']}"
+    variant = {m: v for m in methods if (v := layout.method_variant(registry, m))}
     rows = [table[table["variant"] == v].assign(method=m) for m, v in variant.items()]
     out = pd.concat(rows, ignore_index=True) if rows else table.iloc[:0].assign(method="")
     out["source"] = "representation_" + out["source"].astype(str)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from biasrepro.data.world import exact_count, rng_for
-from biasrepro.data.world.lexicon import FIRST_NAMES, PRONOUNS, SURNAMES
+from biasrepro.data.world.vocabulary import FIRST_NAMES, PRONOUNS, SURNAMES
 from biasrepro.errors import ConfigError
 from biasrepro.io import atomic_outputs, write_text
 

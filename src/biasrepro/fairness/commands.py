@@ -22,7 +22,7 @@ def _pairs(values: list[str]) -> dict[str, Path]:
 
 def _report(args: argparse.Namespace) -> None:
     from biasrepro.config import need
-    from biasrepro.study.report import write_report
+    from biasrepro.fairness.report import write_report
 
     s = args.settings
     settings = {key: need(s, key) for key in ("seed", "attributes", "fairness")}

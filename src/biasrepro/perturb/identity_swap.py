@@ -21,7 +21,7 @@ second); the lexicon's pairs replace AugLy's entries ("sir" -> "madam").
 The text outside the replaced spans is kept byte for byte. Two rules look one word beyond a
 term: an indefinite article right before a replaced term joins the span and is made to agree
 with the new term ("an asian kid" -> "a black kid", by
-:func:`biasrepro.data.world.lexicon.indefinite`), and a noun phrase whose last word is itself
+:func:`biasrepro.data.world.vocabulary.indefinite`), and a noun phrase whose last word is itself
 a term with another counterpart ("a christian" -> "a jew", but "christian" -> "jewish") is
 replaced whole only when that word is a noun: before a noun or adjective only the word is
 replaced ("a christian family" -> "a jewish family"). That rule and "her"/"his" (tag PRP$:
@@ -38,9 +38,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from biasrepro.data.world.lexicon import indefinite
+from biasrepro.data.world.vocabulary import indefinite
 from biasrepro.errors import ConfigError
-from biasrepro.perturb.lexicon import AMBIGUOUS_PRONOUNS, GENDER, IdentityLexicon, attribute_groups
+from biasrepro.perturb.identity_lexicon import (
+    AMBIGUOUS_PRONOUNS,
+    GENDER,
+    IdentityLexicon,
+    attribute_groups,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language
