@@ -250,3 +250,44 @@ def test_read_refuses_bad_files(wl, tmp_path) -> None:
     with pytest.raises(DataError, match="missing required column") as err:
         read_mutants(partial)
     assert err.value.column == "align"
+
+
+def _random_template(rng, characteristic: str) -> str:
+    """A template of random literal words, punctuation and the characteristic's placeholders;
+    an article is sometimes left without a word after it."""
+    own = {"occupation": ["<occupation>", "<Occupation>"],
+           "gender": ["<name>", "<Name>", "<gaw>", "<pro-subj>", "<Pro-obj>", "<pro-det>"],
+           "country": ["<female>"]}[characteristic]
+    words = ["the", "baker", "Jo", "apple", "umbrella", "met", "hour", "Ulm", ",", ".", "'s"]
+    pieces = [str(rng.choice(own))]
+    for _ in range(int(rng.integers(1, 9))):
+        pieces.append(str(rng.choice(own + words + ["<a>", "<A>"])))
+    rng.shuffle(pieces)
+    seps = [str(rng.choice([" ", " ", "  ", "\n", ""])) for _ in pieces]
+    return "".join(p + s for p, s in zip(pieces, seps, strict=True)).strip()
+
+
+@pytest.mark.parametrize("characteristic", ["occupation", "gender", "country"])
+def test_the_compiled_fill_equals_filling_the_whole_template(wl, characteristic) -> None:
+    """Mutant generation fills a template piece by piece (``_compile``); its text must be
+    what filling the whole template at once gives, also for an article before literal text,
+    before a placeholder written without a space, or last (then both refuse the template)."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    checked = refused = 0
+    for k in range(150):
+        template = _random_template(rng, characteristic)
+        row = table((characteristic, template, "female", f"r{k}"))
+        try:
+            df = generate_mutants(row, wl)
+        except DataError as e:
+            assert "not followed by a word" in str(e) and "row 1" in str(e), str(e)
+            with pytest.raises(ValueError, match="not followed by a word"):
+                placeholders.fill(template, {key: "x" for key in placeholders.keys(template)})
+            refused += 1
+            continue
+        for values, text in zip(df["values"], df["text"], strict=True):
+            assert text == placeholders.fill(template, json.loads(values)), template
+        checked += len(df)
+    assert checked > 300 and refused > 5, (checked, refused)

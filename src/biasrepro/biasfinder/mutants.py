@@ -62,10 +62,11 @@ Part = str | tuple[str, str]  # literal text, or (sub-template, the key whose va
 def _compile(template: str) -> list[Part]:
     """Split ``template`` into literal text and one-value sub-templates.
 
-    Each placeholder is a sub-template of its own, except that an article ``<a>`` travels with
-    the placeholder right after it ("<a> <occupation>"), and an article before literal text is
-    resolved once here. Filling the sub-templates with :func:`placeholders.fill` and joining
-    gives the same text as filling the whole template, at a fraction of the cost.
+    Each placeholder is a sub-template of its own, except that an article ``<a>`` (or a run of
+    them, each agreeing with the next) travels with the placeholder right after it
+    ("<a> <occupation>"), and an article before literal text is resolved once here. Filling
+    the sub-templates with :func:`placeholders.fill` and joining gives the same text as
+    filling the whole template, at a fraction of the cost.
     """
     found = placeholders.find(template)
     parts: list[Part] = []
@@ -74,20 +75,25 @@ def _compile(template: str) -> list[Part]:
     while k < len(found):
         start, end, written = found[k]
         parts.append(template[pos:start])
-        key = written.lower()
-        nxt = found[k + 1] if k + 1 < len(found) else None
-        if key != "a":
-            parts.append((template[start:end], key))
+        if written.lower() != "a":
+            parts.append((template[start:end], written.lower()))
             pos = end
-        elif nxt is not None and not template[end:nxt[0]].strip() and nxt[2].lower() != "a":
+            k += 1
+            continue
+        last = k  # the last article of a run separated by white space only
+        while (last + 1 < len(found) and found[last + 1][2].lower() == "a"
+               and not template[found[last][1]:found[last + 1][0]].strip()):
+            last += 1
+        nxt = found[last + 1] if last + 1 < len(found) else None
+        if nxt is not None and not template[found[last][1]:nxt[0]].strip():
             parts.append((template[start:nxt[1]], nxt[2].lower()))
             pos = nxt[1]
-            k += 1
+            k = last + 2
         else:
             stop = nxt[0] if nxt is not None else len(template)
             parts.append(placeholders.fill(template[start:stop], {}))
             pos = stop
-        k += 1
+            k = last + 1
     parts.append(template[pos:])
     return [p for p in parts if p != ""]
 
