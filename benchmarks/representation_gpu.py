@@ -42,7 +42,7 @@ import yaml
 from biasrepro.data.world.benchmarks import generate
 from biasrepro.debias import sentdebias
 from biasrepro.models.tokenizers import train_tokenizer
-from biasrepro.representation import commands
+from biasrepro.representation import table4
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = {"gender": [["woman", "man"], ["women", "men"], ["mother", "father"],
@@ -156,7 +156,7 @@ def run_path(model_dir: Path, device: str, words: Path, corpus: Path, bench: Pat
              seat: list[Path], path: Path) -> tuple[dict, np.ndarray]:
     """The subspace, and the three benchmarks with and without it, on ``device``."""
     start = time.perf_counter()
-    subspace, meta = commands.compute(
+    subspace, meta = table4.compute(
         str(model_dir), None, words=words, attribute="gender", corpus=[corpus],
         settings=SETTINGS["sentdebias"], seed=0, device=device)
     sub_s = time.perf_counter() - start
@@ -164,7 +164,7 @@ def run_path(model_dir: Path, device: str, words: Path, corpus: Path, bench: Pat
     scored = {}
     for variant, sub in (("pretrained", None), ("sentdebias-gender", path)):
         start = time.perf_counter()
-        result, _ = commands.score(str(model_dir), None, subspace=sub,
+        result, _ = table4.score(str(model_dir), None, subspace=sub,
                                    crows=bench / "crows_pairs.csv",
                                    stereoset=bench / "stereoset.json", seat=seat,
                                    settings=SETTINGS, device=device)

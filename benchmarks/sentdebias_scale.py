@@ -82,7 +82,7 @@ from biasrepro.debias import sentdebias
 from biasrepro.io import read_text
 words = sentdebias.read_attribute_words(sys.argv[3])["gender"]
 sentences = sentdebias.split_lines(read_text(sys.argv[2]).splitlines(), "punkt")
-from biasrepro.representation.commands import load_model
+from biasrepro.representation.table4 import load_model
 model, tokenizer = load_model(sys.argv[1], None, head="base")
 subspace, n = sentdebias.subspace_and_count(model, tokenizer, sentences, words, max_length=128)
 print(len(sentences), n)

@@ -18,7 +18,8 @@ from biasrepro import layout
 def test_prediction_key_inverts_the_predictions_path(fset: str) -> None:
     path = layout.predictions_file("results/seeds/7", "toxicity", "bert-tiny", "baseline",
                                    layout.fairness_predictions_name(fset))
-    assert path == f"results/seeds/7/predictions/toxicity/bert-tiny/baseline/fairness-{fset}.parquet"
+    assert path == ("results/seeds/7/predictions/toxicity/bert-tiny/baseline/"
+                    f"fairness-{fset}.parquet")
     assert layout.prediction_key(path) == ("bert-tiny", "baseline", fset)
 
 

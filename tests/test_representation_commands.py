@@ -19,7 +19,7 @@ from biasrepro.data.world.benchmarks import generate
 from biasrepro.debias import sentdebias
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.fairness.report import representation_by_method
-from biasrepro.representation import commands
+from biasrepro.representation import table4
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config/config.yaml").read_text())
@@ -65,25 +65,25 @@ def test_parquet_corpus_is_split_into_sentences_with_punctuation_set_off(tmp_pat
     pd.DataFrame({"text": ["The woman left. Then the man came!", "Why?"]}).to_parquet(
         tmp_path / "c.parquet")
     (tmp_path / "c.txt").write_text("one line\n\nanother line\n")
-    got = commands.read_corpus([tmp_path / "c.parquet", tmp_path / "c.txt"],
+    got = table4.read_corpus([tmp_path / "c.parquet", tmp_path / "c.txt"],
                                max_sentences=None, seed=0)
     assert got == ["The woman left .", "Then the man came !", "Why ?", "one line",
                    "another line"]
     # the tokens now match the attribute words, as Wikipedia-2.5's do
     assert sentdebias.counterfactual_tuples(got[:2], [("woman", "man")]) == [
         ("the woman left .", "the man left ."), ("then the woman came !", "then the man came !")]
-    one = commands.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
-    assert one == commands.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
+    one = table4.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
+    assert one == table4.read_corpus([tmp_path / "c.parquet"], max_sentences=2, seed=5)
     assert len(one) == 2 and set(one) <= set(got)
 
 
 def test_empty_or_missing_corpus_names_the_file(tmp_path):
     (tmp_path / "empty.txt").write_text("\n \n")
     with pytest.raises(DataError, match="no sentences") as e:
-        commands.read_corpus([tmp_path / "empty.txt"], max_sentences=None, seed=0)
+        table4.read_corpus([tmp_path / "empty.txt"], max_sentences=None, seed=0)
     assert "empty.txt" in str(e.value)
     with pytest.raises(DataError, match="not found"):
-        commands.read_corpus([tmp_path / "nope.txt"], max_sentences=None, seed=0)
+        table4.read_corpus([tmp_path / "nope.txt"], max_sentences=None, seed=0)
 
 
 def test_the_corpus_streams_the_sentences_and_the_sample_of_the_whole_list(tmp_path,
@@ -100,29 +100,29 @@ def test_the_corpus_streams_the_sentences_and_the_sample_of_the_whole_list(tmp_p
     texts = ["The woman left. Then the man came!", "Why?", "", "A. B. C."]
     pd.DataFrame({"text": texts}).to_parquet(tmp_path / "c.parquet")
     paths = [tmp_path / "c.txt", tmp_path / "c.parquet", tmp_path / "c.txt"]
-    whole = commands.read_corpus(paths, max_sentences=None, seed=0, sentence_split="punkt")
+    whole = table4.read_corpus(paths, max_sentences=None, seed=0, sentence_split="punkt")
     assert whole[:3] == ["he said é .", "she left", "the man"]
-    monkeypatch.setattr(commands, "iter_text_lines",
+    monkeypatch.setattr(table4, "iter_text_lines",
                         functools.partial(io.iter_text_lines, block_bytes=3))
-    monkeypatch.setattr(commands, "_PARQUET_BLOCK", 2)
+    monkeypatch.setattr(table4, "_PARQUET_BLOCK", 2)
     for split in ("line", "punkt"):
         lines = sentdebias.split_lines(text.splitlines(), split)
-        parquet = commands.read_corpus([tmp_path / "c.parquet"], max_sentences=None, seed=0)
+        parquet = table4.read_corpus([tmp_path / "c.parquet"], max_sentences=None, seed=0)
         everything = [*lines, *parquet, *lines]
-        assert commands.read_corpus(paths, max_sentences=None, seed=0,
+        assert table4.read_corpus(paths, max_sentences=None, seed=0,
                                     sentence_split=split) == everything
         for k, seed in ((1, 0), (4, 3), (len(everything) - 1, 5), (len(everything), 0)):
             keep = (np.sort(np.random.default_rng(seed).choice(len(everything), k,
                                                                 replace=False))
                     if k < len(everything) else range(k))
-            corpus = commands.Corpus(paths, max_sentences=k, seed=seed, sentence_split=split)
+            corpus = table4.Corpus(paths, max_sentences=k, seed=seed, sentence_split=split)
             assert list(corpus) == [everything[i] for i in keep] and corpus.size == k
     (tmp_path / "bad.txt").write_bytes(b"he a\nshe\x00 b\nc\n\xc3 x\n")
     with pytest.raises(DataError, match="row 4: not valid UTF-8"):
-        commands.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
+        table4.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
     (tmp_path / "bad.txt").write_bytes(b"he a\nshe\x00 b\nc\n")
     with pytest.raises(DataError, match="row 2: NUL character"):
-        commands.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
+        table4.read_corpus([tmp_path / "bad.txt"], max_sentences=None, seed=0)
 
 
 def test_a_bad_corpus_fails_before_the_model_is_loaded(tmp_path):
@@ -130,17 +130,17 @@ def test_a_bad_corpus_fails_before_the_model_is_loaded(tmp_path):
     (tmp_path / "w.json").write_text(json.dumps(WORDS))
     (tmp_path / "c.txt").write_bytes(b"he said\n" * 1000 + b"\xff\n")
     with pytest.raises(DataError, match="row 1001: not valid UTF-8"):
-        commands.compute(str(tmp_path / "no-model"), None, words=tmp_path / "w.json",
+        table4.compute(str(tmp_path / "no-model"), None, words=tmp_path / "w.json",
                          attribute="gender", corpus=[tmp_path / "c.txt"],
                          settings=SETTINGS["representation"]["sentdebias"], seed=0)
 
 
 def test_seat_tests_map_to_their_attribute():
-    assert commands.seat_attribute("sent-weat7b") == "gender"
-    assert commands.seat_attribute("sent-angry_black_woman_stereotype") == "race"
-    assert commands.seat_attribute("world-religion") == "religion"
+    assert table4.seat_attribute("sent-weat7b") == "gender"
+    assert table4.seat_attribute("sent-angry_black_woman_stereotype") == "race"
+    assert table4.seat_attribute("world-religion") == "religion"
     with pytest.raises(ConfigError, match="sent-weat1"):
-        commands.seat_attribute("sent-weat1")
+        table4.seat_attribute("sent-weat1")
 
 
 def test_table4_has_a_row_per_model_and_variant():
@@ -149,11 +149,11 @@ def test_table4_has_a_row_per_model_and_variant():
                                        "age": {"metric_score": 70.0}}},
               "stereoset": {"gender": {"ss": 58.0}, "overall": {"ss": 57.0}},
               "seat": {"average_absolute_effect": {"gender": 0.25}}}
-    rows = commands.long_rows(result, model="m", variant="pretrained")
+    rows = table4.long_rows(result, model="m", variant="pretrained")
     assert sorted((r["source"], r["attribute"], r["value"]) for r in rows) == [
         ("crows", "gender", 60.0), ("crows", "race", 55.0), ("seat", "gender", 0.25),
         ("stereoset", "gender", 58.0)]
-    md = commands.table4(pd.DataFrame(rows))
+    md = table4.table4(pd.DataFrame(rows))
     assert "| m | pretrained | 60.00 | 55.00 | 58.00 | 0.250 |" in md
 
 
@@ -261,7 +261,7 @@ def test_downstream_copy_carries_the_subspace_and_refuses_a_second(world, tmp_pa
                        if p.is_file() and p.name != ".snakemake_timestamp")
     assert sorted(os.listdir(out)) == sorted([*originals, sentdebias.SUBSPACE_FILE])
     assert sentdebias.load(out)[1]["stage"] == "downstream"
-    model, _ = commands.load_model(str(out), None, head="base")
+    model, _ = table4.load_model(str(out), None, head="base")
     assert model.sentdebias[1]["attribute"] == "gender"          # re-attached on load
     again = _cli("representation", "subspace", "--model", str(out), "--attribute", "gender",
                  "--stage", "downstream", "--words", str(world["words"]), "--corpus",
@@ -275,11 +275,11 @@ def test_downstream_copy_carries_the_subspace_and_refuses_a_second(world, tmp_pa
 def test_unknown_attribute_in_the_words_file_is_a_clear_error(world, tmp_path):
     (tmp_path / "w.json").write_text(json.dumps({"gender": WORDS["gender"]}))
     with pytest.raises(DataError, match="no attribute 'race'"):
-        commands.compute(str(world["model"]), None, words=tmp_path / "w.json",
+        table4.compute(str(world["model"]), None, words=tmp_path / "w.json",
                          attribute="race", corpus=[world["corpus"]],
                          settings=SETTINGS["representation"]["sentdebias"], seed=0)
     with pytest.raises(ModelError):
-        commands.debias_copy(tmp_path / "missing", np.zeros((1, 16)), {}, tmp_path / "o")
+        table4.debias_copy(tmp_path / "missing", np.zeros((1, 16)), {}, tmp_path / "o")
 
 
 def test_a_missing_text_in_a_parquet_corpus_names_its_row(tmp_path: Path) -> None:
@@ -289,4 +289,4 @@ def test_a_missing_text_in_a_parquet_corpus_names_its_row(tmp_path: Path) -> Non
     bad = tmp_path / "corpus.parquet"
     write_parquet(pd.DataFrame({"text": ["A film. Another one!", None, "x"]}), bad)
     with pytest.raises(DataError, match=f"{bad}, row 2, column 'text': text is missing"):
-        commands.read_corpus([bad], max_sentences=None, seed=1)
+        table4.read_corpus([bad], max_sentences=None, seed=1)

@@ -7,7 +7,7 @@ import pytest
 
 from biasrepro.debias.sentdebias import split_lines
 from biasrepro.errors import ConfigError
-from biasrepro.representation import commands
+from biasrepro.representation import table4
 
 #: Wikipedia-style paragraphs, one per line as in Wikipedia-2.5, written for this test:
 #: abbreviations, initials, numbers, quotes, ellipses and identity words
@@ -76,12 +76,12 @@ def test_line_split_keeps_each_line() -> None:
 def test_corpus_reader_uses_the_configured_split(tmp_path) -> None:
     path = tmp_path / "wikipedia-2.5.txt"
     path.write_text("\n".join(WIKI) + "\n", encoding="utf-8")
-    lines = commands.read_corpus([path], max_sentences=None, seed=0)
+    lines = table4.read_corpus([path], max_sentences=None, seed=0)
     assert lines == [w.strip() for w in WIKI if w.strip()]
-    assert commands.read_corpus([path], max_sentences=None, seed=0,
+    assert table4.read_corpus([path], max_sentences=None, seed=0,
                                 sentence_split="punkt") == EXPECTED
     with pytest.raises(ConfigError, match="sentence_split"):
-        commands.read_corpus([path], max_sentences=None, seed=0, sentence_split="nltk")
+        table4.read_corpus([path], max_sentences=None, seed=0, sentence_split="nltk")
 
 
 def test_agrees_with_nltk_sent_tokenize_where_its_punkt_data_is_installed() -> None:

@@ -386,3 +386,13 @@ def need(settings: dict[str, Any], key: str) -> Any:
     if below:
         return below
     raise ConfigError(f"--settings lacks the key '{key}'")
+
+
+def optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
+    """:func:`need`, or ``default`` where there are no settings or they lack ``key``."""
+    if not settings:
+        return default
+    try:
+        return need(settings, key)
+    except ConfigError:
+        return default

@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from biasrepro import layout
-from biasrepro.errors import DataError
+from biasrepro import config, layout
+from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import atomic_outputs, check_text, numeric, read_json
 from biasrepro.io import read_table as read_user_table
 
@@ -151,11 +151,10 @@ def read_table(path: Path, text: Sequence[str], numbers: Sequence[str],
 
 
 def _key(obj: Any, dotted: str, *, file: Path) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(obj, dict) or part not in obj:
-            raise DataError(f"missing key {dotted!r}", file=file)
-        obj = obj[part]
-    return obj
+    try:
+        return config.get(obj, dotted)
+    except ConfigError:
+        raise DataError(f"missing key {dotted!r}", file=file) from None
 
 
 def read_report(path: Path, task: str) -> dict[str, Any]:

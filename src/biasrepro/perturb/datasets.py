@@ -428,3 +428,21 @@ def _texts(frame: pd.DataFrame, ids: np.ndarray) -> np.ndarray:
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds, for messages."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def original_fairness_set(frame: pd.DataFrame, attributes: Mapping[str, Any], *,
+                          identity_column: str, file: str) -> pd.DataFrame:
+    """The rows whose group belongs to one of ``attributes``, in the balanced set's columns."""
+    for column in ("id", "text", "label", identity_column):
+        if column not in frame.columns:
+            raise DataError("missing required column", file=file, column=column)
+    attribute_of = {g: a for a, sides in attributes.items() for side in sides.values()
+                    for g in side}
+    group = frame[identity_column].astype(str)
+    rows = frame[group.isin(attribute_of)]
+    ids = rows["id"].astype(str)
+    return pd.DataFrame({
+        "id": ids, "text": rows["text"], "label": rows["label"].astype("int64"),
+        "identity": group[rows.index], "attribute": group[rows.index].map(attribute_of),
+        "source_id": ids, "source_identity": group[rows.index], "is_counterfactual": False,
+    }).reset_index(drop=True)
