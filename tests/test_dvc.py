@@ -16,6 +16,7 @@ import yaml
 from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv
 
 from biasrepro import config, dvc
+from biasrepro.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +69,28 @@ def test_stage_params_are_the_keys_each_rule_reads() -> None:
             "model_metrics"} <= set(stages)
     assert params["finetune_sentiment_albert-tiny"] == sorted(
         ["seed", "models.registry.albert-tiny", "models.training.sentiment"])
+
+
+def test_stages_depend_on_the_modules_their_command_imports() -> None:
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+
+    def code(name: str) -> set[str]:
+        return {d for d in stages[name]["deps"] if d.startswith(("src/", "workflow/"))}
+
+    def using(path: str) -> set[str]:
+        return {name for name in stages if path in code(name)}
+
+    assert using("src/biasrepro/analysis/figures.py") == {"figures"}
+    entry = dvc._module_file(REPO / "src", main.__module__)  # runs every command
+    assert entry is not None and using(entry.relative_to(REPO).as_posix()) == set(stages)
+    finetune = code("finetune_toxicity_bert-tiny")
+    assert "src/biasrepro/models/finetune.py" in finetune
+    assert not any(d.startswith(("src/biasrepro/analysis/", "src/biasrepro/biasfinder/"))
+                   for d in finetune)
+    assert {"workflow/Snakefile", "workflow/rules/common.smk", "workflow/rules/models.smk",
+            "workflow/scripts/biasrepro.py"} <= finetune
+    assert "workflow/rules/analysis.smk" not in finetune
+    assert using("src/biasrepro/dvc.py") == set()  # no rule records or derives dvc.yaml
 
 
 def test_metrics_and_plots_are_declared_on_what_the_dag_produces() -> None:
@@ -158,9 +181,6 @@ def test_metrics_json_is_a_metric_and_the_tables_are_plots() -> None:
 def test_dvc_metrics_diff_and_plots_diff_compare_two_revisions(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    for code in dvc.CODE_DEPS:  # the stages' code deps
-        (repo / code).mkdir(parents=True)
-        (repo / code / "code.py").write_text("")
     (repo / "resources").mkdir()
     (repo / "resources/in.txt").write_text("input\n")
     _run(["git", "init", "-q"], repo)

@@ -256,6 +256,12 @@ def _dvc_yaml(args: argparse.Namespace) -> None:
         print(f"wrote {repo / args.output}")
 
 
+def _dvc_record(args: argparse.Namespace) -> None:
+    from biasrepro import dvc
+
+    print(dvc.record(dvc.checkout_root(), args.run_configfiles, args.run_overrides))
+
+
 def _plan(args: argparse.Namespace) -> None:
     from biasrepro import dvc, plan
 
@@ -429,6 +435,19 @@ def build_parser() -> argparse.ArgumentParser:
     dv.add_argument("--output", type=Path, default=Path("dvc.yaml"))
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")
     dv.set_defaults(func=_dvc_yaml)
+
+    dr = sub.add_parser("dvc-record", help="record a finished Snakemake run in DVC",
+                        description="Write the outputs of a finished Snakemake run into "
+                        "dvc.lock and the DVC cache (regenerating a stale dvc.yaml first), so "
+                        "`dvc status` is clean; stages with missing outputs are left out. "
+                        "The workflow runs it when a run succeeds (docs/dvc.md). Records "
+                        "nothing, and says why, outside a DVC project in a git work tree, "
+                        "without DVC, or for a run of another configuration than dvc.yaml's.")
+    dr.add_argument("--run-configfiles", type=Path, nargs="*", default=[],
+                    help="the --configfile values the run was given (none: the default)")
+    dr.add_argument("--run-overrides", action="store_true",
+                    help="the run was given --config values")
+    dr.set_defaults(func=_dvc_record)
 
     pl = sub.add_parser("plan", help="the job matrix, its estimated GPU-hours and memory",
                         description="Print every job of the configuration's workflow (as "
