@@ -1,9 +1,11 @@
 """The CUDA image (Dockerfile), checked without a Docker engine: hadolint and its structure.
 
-Building the image and running it on a GPU needs an engine; these tests pin down what can
-be known from the files: pinned bases, the install order, the lock, the runtime settings,
-and what Snakemake's Apptainer support (``--sdm apptainer``) needs of the
-image, checked with a recording stand-in for ``apptainer`` (tests/apptainer_fake.py).
+Running the image on a GPU needs an engine and a GPU; these tests pin down what can be
+known from the files: pinned bases, the install order, the lock, the runtime settings,
+package-index settings handed in at build time only, and what Snakemake's Apptainer support
+(``--sdm apptainer``) needs of the image, checked with a recording stand-in for
+``apptainer`` (tests/apptainer_fake.py). tests/test_image.py builds the image with buildah
+and runs the workflow in it (opt-in).
 """
 
 import hashlib
@@ -33,6 +35,10 @@ CONSTRAINTS = REPO / "constraints.txt"
 SNAKEFILES = [REPO / "Snakefile", REPO / "workflow" / "Snakefile"]  # where snakemake looks
 TORCH = "2.13.0"  # installed first and apart from the lock (offline-environment notes)
 
+#: the default base: Docker's official CPython 3.11 on Debian 12 (Debian 12's own python3.11,
+#: 3.11.2, is older than the lock allows: its soupsieve needs 3.11.5)
+DEFAULT_BASE = "docker.io/library/python:3.11"
+DEFAULT_BASE_DISTRIBUTION = "-bookworm@"
 PINNED_IMAGE = re.compile(r"^[a-z0-9][\w./-]*:(?P<tag>[\w][\w.-]*)@sha256:[0-9a-f]{64}$")
 PIP_INSTALL = re.compile(r"\bpip install\b")
 CONSTRAINED = re.compile(r"(?:^|\s)(?:-c\s*|--constraint[=\s]+)constraints\.txt(?:\s|$)")
@@ -108,7 +114,9 @@ def test_hadolint_config_fails_on_warnings(tmp_path):
     # A warning-level finding (DL3007, an unpinned `latest` base) must fail the lint.
     bad = tmp_path / "Dockerfile"
     text = DOCKERFILE.read_text(encoding="utf-8")
-    bad.write_text(re.sub(r"^FROM nvidia/cuda:\S+", "FROM nvidia/cuda:latest", text, flags=re.M))
+    text, replaced = re.subn(r"^FROM \S+", "FROM debian:latest", text, count=1, flags=re.M)
+    assert replaced == 1, "the Dockerfile has no FROM line"
+    bad.write_text(text)
     result = run_hadolint(bad)
     assert result.returncode != 0 and "DL3007" in result.stdout, result.stdout
 
@@ -128,15 +136,55 @@ def test_every_ignored_rule_gives_its_reason():
             )
 
 
-def test_every_base_image_is_pinned_by_tag_and_digest(instructions):
-    froms = of_kind(instructions, "FROM")
-    assert froms
-    for _, value in froms:
-        image = next(word for word in value.split() if not word.startswith("--"))
+def base_images(text):
+    """The image each FROM names, with ``${ARG}`` replaced by the ARG's default (ARGs
+    declared before the first FROM are the only ones a FROM can use)."""
+    structure = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=False).structure
+    defaults, images = {}, []
+    for ins in structure:
+        if ins["instruction"] == "ARG" and not images:
+            name, _, default = ins["value"].partition("=")
+            defaults[name.strip()] = default.strip().strip('"')
+        elif ins["instruction"] == "FROM":
+            word = next(w for w in ins["value"].split() if not w.startswith("--"))
+            for name in re.findall(r"\$\{?(\w+)\}?", word):
+                assert defaults.get(name), f"FROM {word}: ARG {name} needs a default before FROM"
+            images.append(re.sub(r"\$\{?(\w+)\}?", lambda m: defaults[m[1]], word))
+    return images
+
+
+def check_bases_are_pinned(text):
+    """Every base, as users get it (the ARG defaults), is pinned by tag and digest, and the
+    image is built on CPython 3.11 on Debian 12, whose interpreter PYTHON names."""
+    images = base_images(text)
+    assert images, "no FROM"
+    for image in images:
         match = PINNED_IMAGE.match(image)
         assert match, f"FROM {image}: pin it as name:tag@sha256:<digest>"
         assert match["tag"] != "latest", f"FROM {image}: name a release tag, not latest"
-    assert froms[-1][1].startswith("nvidia/cuda:"), "the image is built on an NVIDIA CUDA base"
+    assert images[-1].startswith(DEFAULT_BASE) and DEFAULT_BASE_DISTRIBUTION in images[-1], (
+        f"{images[-1]}: the default base is CPython 3.11 on Debian 12"
+    )
+    _, args, _ = parse(text)
+    assert args.get("PYTHON") == "/usr/local/bin/python3.11", "PYTHON: the base's CPython 3.11"
+    assert "(3, 11, 5) <= sys.version_info < (3, 12)" in text, "the build checks the version"
+
+
+def test_every_base_image_is_pinned_by_tag_and_digest():
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    check_bases_are_pinned(text)
+    digest = re.search(r"@sha256:[0-9a-f]{64}", text)[0]
+    tag = re.search(r"python:([\w.-]+)@", text)[0]
+    for old, new in [(digest, ""),  # a tag alone
+                     (tag, "python:latest@"),
+                     ("python:3.11-slim-bookworm", "python:3.12-slim-bookworm"),
+                     ("-slim-bookworm@", "-slim-trixie@"),
+                     ("docker.io/library/python:", "docker.io/library/debian:"),
+                     ("FROM ${BASE_IMAGE}", "FROM ${BASE}"),  # a FROM whose ARG has no default
+                     ("ARG PYTHON=/usr/local/bin/python3.11", "ARG PYTHON=/usr/bin/python3"),
+                     ("(3, 11, 5) <= sys.version_info", "(3, 11) <= sys.version_info")]:
+        with pytest.raises(AssertionError):
+            check_bases_are_pinned(broken(old, new))
 
 
 def test_runs_as_a_fixed_non_root_user(final_stage):
@@ -152,8 +200,17 @@ def test_runs_as_a_fixed_non_root_user(final_stage):
 
 
 def test_runtime_environment(final_stage):
-    env = DockerfileParser(path=str(DOCKERFILE)).envs
+    parser = DockerfileParser(path=str(DOCKERFILE))
+    env = parser.envs
     assert env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    # No NVIDIA base sets them: the container toolkit's settings for a CUDA image
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "all"
+    assert "compute" in env["NVIDIA_DRIVER_CAPABILITIES"].split(",")
+    assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    # Users get CUDA torch: the smoke test requires it unless the build says TORCH_BUILD=cpu
+    assert parser.args["TORCH_BUILD"] == "cuda"
+    smoke = [v for _, v in of_kind(final_stage, "RUN") if "import torch" in v]
+    assert smoke and "torch.version.cuda" in smoke[0] and "${TORCH_BUILD}" in smoke[0]
     assert env["PYTHONHASHSEED"] == "0"
     shells = of_kind(final_stage, "SHELL")
     assert shells and json.loads(shells[0][1])[:3] == ["/bin/bash", "-o", "pipefail"]
@@ -325,27 +382,31 @@ def under(path, directory):
 
 
 def venv_of(stage):
-    """(index, directory) of the RUN step that creates the venv with ``uv venv DIR``."""
+    """(index, interpreter, directory) of the RUN step that creates the venv with
+    ``PYTHON -m venv DIR``."""
     for i, value in of_kind(stage, "RUN"):
-        created = re.search(r"\buv venv\b([^&;|]*)", value)
+        created = re.search(r"(\S+)\s+-m\s+venv\b([^&;|]*)", value)
         if created:
-            return i, [w for w in shlex.split(created[1]) if w.startswith("/")][-1]
-    raise AssertionError("no RUN step creates the venv with `uv venv DIR`")
+            directory = [w for w in shlex.split(created[2]) if w.startswith("/")][-1]
+            return i, shlex.split(created[1])[0], directory
+    raise AssertionError("no RUN step creates the venv with `PYTHON -m venv DIR`")
 
 
 def check_python_is_the_venvs(text):
     """A job's `python` (Snakemake leaves PATH to the image) is the venv's, and the venv
-    and the Python it links to lie where every uid sees the image's own files."""
+    and the Python it links to lie where every uid sees the image's own files: the
+    interpreter is the base's (an absolute path, ARG PYTHON), not one under /root or a home
+    directory."""
     stage, args, env = parse(text)
-    created_at, venv = venv_of(stage)
-    assert env.get("VIRTUAL_ENV") == venv, "ENV VIRTUAL_ENV names the venv `uv venv` creates"
+    created_at, python, venv = venv_of(stage)
+    assert env.get("VIRTUAL_ENV") == venv, "ENV VIRTUAL_ENV names the venv `-m venv` creates"
     assert env.get("PATH", "").split(":")[0] == f"{venv}/bin", "the venv's bin/ comes first"
-    python = args.get("UV_PYTHON_INSTALL_DIR") or env.get("UV_PYTHON_INSTALL_DIR")
-    assert python, "set UV_PYTHON_INSTALL_DIR: uv's default puts Python under /root"
-    assert (set_at(stage, "UV_PYTHON_INSTALL_DIR") or len(stage)) < created_at
     workdir = of_kind(stage, "WORKDIR")[-1][1]  # where `docker run` mounts the checkout
+    if python in {"${PYTHON}", "$PYTHON"}:
+        assert (set_at(stage, "PYTHON") or len(stage)) < created_at, "ARG PYTHON before use"
+        python = args.get("PYTHON") or ""
     for directory in (venv, python):
-        assert directory.startswith("/")
+        assert directory.startswith("/"), f"{directory}: an absolute path"
         hidden = [d for d in (*NOT_IN_THE_IMAGE, workdir) if under(directory, d)]
         assert not hidden, f"{directory} lies under {hidden[0]}, which a job cannot rely on"
 
@@ -355,8 +416,8 @@ def check_usable_by_any_uid(text):
     (no chown, chmod or umask), and the smoke test imports torch and runs the CLI as USER,
     a uid that does not own it, so the build fails if another uid cannot use it."""
     stage, args, env = parse(text)
-    created_at, venv = venv_of(stage)
-    private = (venv, args.get("UV_PYTHON_INSTALL_DIR") or env.get("UV_PYTHON_INSTALL_DIR"))
+    created_at, _, venv = venv_of(stage)
+    private = (venv,)
     for ins in stage:
         value = ins["value"]
         if ins["instruction"] == "RUN":
@@ -383,16 +444,43 @@ def check_nothing_is_written_into_the_image(text):
     (ignored by Apptainer, so read-only), no cache directory fixed inside the image."""
     stage, args, env = parse(text)
     assert not of_kind(stage, "VOLUME"), "Apptainer ignores VOLUME: the path stays read-only"
-    compiled_at = set_at(stage, "UV_COMPILE_BYTECODE")
-    compiled = (args.get("UV_COMPILE_BYTECODE") or env.get("UV_COMPILE_BYTECODE")) in {"1", "true"}
-    installs = [(i, v) for i, v in of_kind(stage, "RUN") if re.search(r"\buv pip install\b", v)]
-    assert installs, "the environment is installed with `uv pip install`"
-    for i, value in installs:
-        assert "--compile-bytecode" in value or (compiled and (compiled_at or i) < i), (
-            f"install without compiling bytecode (UV_COMPILE_BYTECODE=1): {value}"
+    installs = [v for _, v in of_kind(stage, "RUN") if PIP_INSTALL.search(v)]
+    assert installs, "the environment is installed with `pip install`"
+    for value in installs:
+        assert "--compile" in value.split() and "--no-compile" not in value, (
+            f"install without compiling bytecode (pip install --compile): {value}"
         )
+    assert "PIP_NO_COMPILE" not in {**args, **env}, "PIP_NO_COMPILE switches --compile off"
     fixed = {k: env[k] for k in CACHE_VARIABLES if k in env}
     assert not fixed, f"ENV {fixed}: leave caches to $HOME (the working directory)"
+
+
+#: where the Dockerfile's RUN steps find the optional build secrets (docs/container.md)
+SECRETS = {"apt.sources": r"\bapt-get\b[^&;|]*\bupdate\b", "pip.conf": r"\bpip install\b"}
+
+
+def check_index_settings_stay_out_of_the_image(text):
+    """Package-index settings (a mirror, a proxy's CA) reach the build only as secrets
+    mounted into the steps that need them: no ARG or ENV carries them (both end up in the
+    image's config or history), no COPY or ADD brings them in."""
+    stage, args, env = parse(text)
+    settings = re.compile(r"^(PIP_|UV_|APT_|PYPI|CONDA_)|INDEX|PROXY|MIRROR", re.I)
+    carried = sorted(k for k in (*args, *env) if settings.search(k))
+    assert not carried, f"ARG/ENV {carried}: hand index settings in as build secrets"
+    for kind in ("COPY", "ADD"):
+        for _, value in of_kind(stage, kind):
+            assert not re.search(r"pip\.conf|uv\.toml|sources\.list|\.sources\b|\.pem\b",
+                                 value), f"{kind} {value}"
+    for secret, step in SECRETS.items():
+        runs = [v for _, v in of_kind(stage, "RUN") if re.search(step, v)]
+        assert runs, f"no step matches {step}"
+        for value in runs:
+            assert f"--mount=type=secret,id={secret}" in value, (
+                f"a step that reads package indexes does not mount the {secret} secret: {value}"
+            )
+    for _, value in of_kind(stage, "RUN"):
+        if re.search(SECRETS["pip.conf"], value):
+            assert "PIP_CONFIG_FILE=/run/secrets/pip.conf" in value, value
 
 
 def check_profile_passes_the_gpu_flag(profile):
@@ -406,21 +494,35 @@ def check_profile_passes_the_gpu_flag(profile):
     (check_python_is_the_venvs, [
         ("/opt/venv", "/home/biasrepro/venv"),  # hidden by the host's /home
         ('PATH="/opt/venv/bin:${PATH}"', 'PATH="${PATH}:/opt/venv/bin"'),  # /usr/bin first
-        ("ARG UV_PYTHON_INSTALL_DIR=/opt/python\n", ""),  # Python under /root
+        ('"${PYTHON}" -m venv', "/root/.pyenv/versions/3.11.13/bin/python -m venv"),
+        ("ARG PYTHON=/usr/local/bin/python3.11", "ARG PYTHON=/home/biasrepro/python3.11"),
+        ("ARG PYTHON=/usr/local/bin/python3.11", "ARG PYTHON=python3.11"),  # not a path
     ]),
     (check_usable_by_any_uid, [
         ("USER 1000:1000", "RUN chmod -R go-rwx /opt/venv\nUSER 1000:1000"),
-        ("USER 1000:1000", "RUN chown -R 1000:1000 /opt/python\nUSER 1000:1000"),
+        ("USER 1000:1000", "RUN chown -R 1000:1000 /opt/venv\nUSER 1000:1000"),
         ("USER 1000:1000", "USER root"),
     ]),
     (check_nothing_is_written_into_the_image, [
-        ("ARG UV_COMPILE_BYTECODE=1\n", ""),
+        ("pip install --no-cache-dir --compile -c", "pip install --no-cache-dir -c"),
         ("WORKDIR /project\n", "VOLUME /project\nWORKDIR /project\n"),
         ("USER 1000:1000", "ENV HF_HOME=/opt/huggingface\nUSER 1000:1000"),
     ]),
+    (check_index_settings_stay_out_of_the_image, [
+        ("ARG TORCH_BUILD=cuda", "ARG PIP_INDEX_URL=https://mirror.example/simple\n"
+                                 "ARG TORCH_BUILD=cuda"),
+        ("ENV VIRTUAL_ENV=/opt/venv", "ENV UV_INDEX_URL=https://mirror.example/simple \\\n"
+                                      "    VIRTUAL_ENV=/opt/venv"),
+        ("COPY src/ src/", "COPY pip.conf /etc/pip.conf\nCOPY src/ src/"),
+        ("RUN --mount=type=secret,id=apt.sources", "RUN"),
+        ("    PIP_CONFIG_FILE=/run/secrets/pip.conf \\\n"
+         "    pip install --no-cache-dir --compile torch",
+         "    pip install --no-cache-dir --compile torch"),  # pip reads no index settings
+    ]),
 ], ids=["a-jobs-python-is-the-venvs-for-any-user",
         "the-environment-is-usable-by-a-uid-that-does-not-own-it",
-        "jobs-write-nothing-into-the-image"])
+        "jobs-write-nothing-into-the-image",
+        "index-settings-stay-out-of-the-image"])
 def test_the_image_suits_apptainer(check, breakages):
     """Each property holds for the Dockerfile and fails for each way of breaking it."""
     check(DOCKERFILE.read_text(encoding="utf-8"))
