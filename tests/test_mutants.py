@@ -291,3 +291,16 @@ def test_the_compiled_fill_equals_filling_the_whole_template(wl, characteristic)
             assert text == placeholders.fill(template, json.loads(values)), template
         checked += len(df)
     assert checked > 300 and refused > 5, (checked, refused)
+
+
+def test_a_name_listed_twice_gives_one_mutant_numbered_without_gaps(wl) -> None:
+    """A duplicated name (real name lists have them) yields one mutant per class and text:
+    the first occurrence's alignment is kept and ids stay consecutive."""
+    names = {"male": ("Omar", "Kenji", "Omar"), "female": ("Ingrid", "Leila", "Ingrid")}
+    doubled = Wordlists(pronouns=wl.pronouns, gender_nouns=wl.gender_nouns,
+                        occupations=wl.occupations, names=names)
+    df = generate_mutants(table(NAMES_ONLY), doubled)
+    assert list(df["align"]) == ["n0", "n1", "n0", "n1"]
+    assert list(df["class"]) == ["male", "male", "female", "female"]
+    assert list(df["id"]) == [f"gender-n1#{k:04d}" for k in range(4)]
+    assert df["text"].str.startswith(("Omar ", "Kenji ", "Ingrid ", "Leila ")).all()
