@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 
-def _run(script: str, *args: str) -> str:
+def _run(script: str, *args: str, timeout: int = 300) -> str:
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -83,3 +85,41 @@ def test_sentdebias_scale_benchmark_runs_small() -> None:
     out = _run("sentdebias_scale.py", "--sentences", "3000", "--naive-sentences", "2000")
     assert "subspace, 3,000 sentences:" in out and "naive whole-corpus pass, 2,000" in out
     assert "counterfactual tuples of" in out
+
+
+#: every rule of the paper profile's data path (benchmarks/paper_dryrun.py's targets)
+DATA_PATH_RULES = {"prepare_civil_comments", "prepare_imdb", "prepare_sst", "data_summary",
+                   "biasfinder_wordlists", "biasfinder_parse", "biasfinder_templates",
+                   "restratify_training", "perturb_training", "imdb_gendered",
+                   "imdb_gendered_perturbed_test", "fairness_sets"}
+
+
+def test_paper_dryrun_table_reads_snakemake_benchmark_files(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import paper_dryrun
+
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for rel, s, rss in (("prepare_imdb.tsv", 2.5, 147.4),
+                        ("fairness_sets/toxicity.tsv", 12.0, 443.2),
+                        ("fairness_sets/sentiment.tsv", 10.0, 430.0)):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(header + f"{s}\t0:00:02\t{rss}\t1\t1\t1\t0\t0\t0\t1.0\n")
+    text = paper_dryrun.table(paper_dryrun.read_benchmarks(tmp_path), 20.0, "head")
+    assert "| `fairness_sets` | 2 (sentiment, toxicity) | 22.0 | 2.0 | 443 |" in text
+    assert "| `prepare_imdb` | 1 | 2.5 | 1.0 | 147 |" in text
+    assert "| **total** | 3 | 24.5 (sum of jobs) | 3.0 | 443 (largest job) |" in text
+
+
+@pytest.mark.slow
+def test_paper_dryrun_runs_the_data_path_small(tmp_path: Path) -> None:
+    """The paper profile's data path end to end at a tiny size (about two minutes on two
+    cores): every rule of it ran and is in the table."""
+    out = _run("paper_dryrun.py", "--rows", "50000", "--reviews", "100", "--workdir",
+               str(tmp_path / "run"), "--out", str(tmp_path / "table.md"), timeout=900)
+    text = (tmp_path / "table.md").read_text()
+    assert text.strip() in out and "snakemake failed" not in text
+    ran = set(re.findall(r"^\| `(\w+)` \|", text, flags=re.M))
+    assert ran == DATA_PATH_RULES, ran ^ DATA_PATH_RULES
+    assert "| `perturb_training` | 3 (" in text and "| **total** | 17 |" in text
+    config = (tmp_path / "run" / "paper-dryrun.yaml").read_text()
+    assert "profile: paper" in config and "dryrun-tiny-mlm" in config

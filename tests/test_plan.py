@@ -467,3 +467,30 @@ def test_a_gpu_job_adds_the_cuda_runtime_and_a_cpu_job_activations(planned) -> N
                    and j.wildcards["model"] == "roberta-base")
     assert model.memory(dataclasses.replace(gpu_job, gpus=0)) == pytest.approx(
         model.memory(gpu_job) - MEMORY["cuda_host_mb"] + activations)
+
+
+#: the paper-scale dry run's review swaps (docs/paper-scale.md): (rule, its rows) -> peak MB
+DRY_RUN_PEAKS = {"perturb_training": 1654, "imdb_gendered_perturbed_test": 1617}
+
+
+def test_review_swap_estimates_are_within_25_percent_of_the_dry_run(monkeypatch) -> None:
+    """With the dry run's row counts (12,228 IMDB-gendered training reviews, 24,455 after
+    the swap; 9,171 test reviews), the estimates land within 25 % of the measured peaks."""
+    config = cfg.load(REPO / "config/paper.yaml")
+    model = plan.CostModel(config, COSTS, "h200")
+    rows = {("sentiment", "gendered"): 12228, ("sentiment", "perturbed"): 24455}
+    monkeypatch.setattr(plan.CostModel, "training_rows", lambda self, t, k: rows[(t, k)])
+    monkeypatch.setattr(plan.CostModel, "gendered_rows", lambda self, split: 9171)
+
+    class FakeJob:
+        def __init__(self, rule: str, wildcards: dict[str, str]) -> None:
+            self.rule, self.wildcards, self.gpus, self.output = rule, wildcards, 0, []
+
+    got = {
+        "perturb_training": model.memory(FakeJob("perturb_training",
+                                                 {"task": "sentiment", "kind": "perturbed"})),
+        "imdb_gendered_perturbed_test": model.memory(FakeJob("imdb_gendered_perturbed_test",
+                                                             {})),
+    }
+    for rule, measured in DRY_RUN_PEAKS.items():
+        assert abs(got[rule] / measured - 1) <= 0.25, (rule, got[rule], measured)

@@ -60,6 +60,7 @@ from typing import Any
 from biasrepro import config as cfg
 from biasrepro import snakedag
 from biasrepro.errors import BiasreproError, ConfigError
+from biasrepro.layout import PERTURB_SOURCE
 from biasrepro.models import training
 
 log = logging.getLogger(__name__)
@@ -646,6 +647,10 @@ class CostModel:
             return 0.0
         if rule == "perturb_training":
             rows = self.training_rows(task, job.wildcards["kind"])
+            if task == "sentiment":  # long reviews: their parsed tokens dominate
+                source = PERTURB_SOURCE[task][job.wildcards["kind"]]
+                return (rows * self.row_kb(task) / 1024
+                        + self._swap_docs_mb(self.training_rows(task, source)))
         elif rule in ("leakage_check", "fairness_report"):  # every training set of the task
             kinds = {self.methods[m]["data"] for m in self.config["methods"]["tasks"][task]}
             rows = sum(self.training_rows(task, k) for k in kinds)
@@ -788,7 +793,14 @@ class CostModel:
 
     def _memory_imdb_gendered_perturbed_test(self, job: Job) -> float:
         rows = self.gendered_rows("test") * (1 + self.data("imdb")["perturbed_ratio"])
-        return self._world(job.rule) + rows * self.row_kb("sentiment") / 1024
+        return (self._world(job.rule) + rows * self.row_kb("sentiment") / 1024
+                + self._swap_docs_mb(self.gendered_rows("test")))
+
+    def _swap_docs_mb(self, reviews: float) -> float:
+        """What swapping the identity terms of ``reviews`` IMDB reviews holds beyond their
+        frames: their tagged tokens (swap_token_kb per token, fitted to the paper-scale dry
+        run's two review swaps; a comment's few tokens are inside civil_comments_row_kb)."""
+        return reviews * self.data("imdb")["tokens"] * self._mem("swap_token_kb") / 1024
 
 
 def memory_warnings(jobs: Sequence[Job], model: CostModel) -> list[str]:
