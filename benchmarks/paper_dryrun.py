@@ -54,7 +54,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -103,16 +102,12 @@ def data_path_targets(paper: dict) -> list[str]:
 
 
 def copy_checkout(dest: Path) -> Path:
-    """The checkout's tracked and untracked-but-not-ignored files (a fresh clone's view)."""
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, check=True, capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    return dest
+    """The checkout's tracked and untracked-but-not-ignored files (a fresh clone's view), as
+    the tests copy it."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from conftest import copy_checkout as copy
+
+    return copy(dest)
 
 
 def world_reviews(n: int, seed: int) -> dict:

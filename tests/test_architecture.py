@@ -101,8 +101,7 @@ def test_one_snakefile_beside_its_profiles() -> None:
 # -- the import graph ------------------------------------------------------------------------
 
 #: the package's layers, lowest first, as docs/architecture.md lists them: a module may import
-#: from its own layer or a lower one (longest matching prefix decides; `*.commands` modules
-#: are the command line's entry layer wherever they live)
+#: from its own layer or a lower one (longest matching prefix decides)
 LAYERS = (
     ("floor", ("biasrepro", "biasrepro.errors", "biasrepro.io", "biasrepro.config",
                "biasrepro.gpu", "biasrepro.layout", "biasrepro.models.training")),
@@ -117,8 +116,6 @@ LAYERS = (
 
 
 def layer(module: str) -> int:
-    if module.endswith(".commands"):
-        return len(LAYERS) - 1
     best = max(((len(prefix), i) for i, (_, prefixes) in enumerate(LAYERS)
                 for prefix in prefixes if module == prefix or module.startswith(prefix + ".")),
                default=None)

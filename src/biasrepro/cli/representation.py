@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro import layout
+from biasrepro.cli.settings import name_path
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
@@ -82,12 +83,7 @@ SCORE_FILES = layout.REPRESENTATION_SCORE_FILES
 
 def _variants(values: Sequence[str]) -> list[tuple[str, Path | None]]:
     """``NAME`` or ``NAME=SUBSPACE_FILE`` values as (name, subspace or None), names unique."""
-    variants = []
-    for value in values:
-        name, _, subspace = value.partition("=")
-        if not name or "/" in name:
-            raise ConfigError(f"--variant {value!r}: expected NAME or NAME=SUBSPACE_FILE")
-        variants.append((name, Path(subspace) if subspace else None))
+    variants = [name_path(v, "--variant", optional=True) for v in values]
     names = [name for name, _ in variants]
     if len(set(names)) != len(names):
         raise ConfigError(f"--variant names must differ: {', '.join(names)}")

@@ -7,17 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from biasrepro.cli.settings import name_path
 from biasrepro.errors import ConfigError
 
 
 def _pairs(values: list[str]) -> dict[str, Path]:
-    out = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name or not path:
-            raise ConfigError(f"--training: expected METHOD=PATH, not {value!r}")
-        out[name] = Path(path)
-    return out
+    return dict(name_path(v, "--training", what="METHOD") for v in values)
 
 
 def _report(args: argparse.Namespace) -> None:

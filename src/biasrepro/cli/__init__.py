@@ -1,0 +1,81 @@
+"""The ``biasrepro`` command line. Snakemake rules call these subcommands; so can users.
+
+Settings that come from the workflow configuration are passed as ``--settings``: a JSON
+object whose keys are dotted config keys (``{"world.reviews": {...}, "seed": 1}``), or
+the path of a YAML/JSON config file from which those keys are read.
+Expected failures (bad data, bad config, failed download) print one line ``error: ...``
+and exit with status 2; nothing is left at the output paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from biasrepro import __version__, gpu
+from biasrepro.cli.settings import parse_settings
+from biasrepro.errors import BiasreproError
+
+log = logging.getLogger("biasrepro")
+
+Handler = Callable[[argparse.Namespace], None]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="biasrepro",
+        description="Reproduce BiasFinder and the toxicity bias/fairness study; "
+        "each subcommand is one workflow step (see README.md).",
+    )
+    p.add_argument("--version", action="version", version=f"biasrepro {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument(
+        "--gpus", type=int, metavar="N",
+        help="claim N GPUs and set CUDA_VISIBLE_DEVICES to them (0: hide every GPU); "
+        "the workflow passes each job's gpu resource (biasrepro.gpu)",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from biasrepro.cli import (
+        analysis,
+        biasfinder,
+        data,
+        fairness,
+        leakage,
+        models,
+        perturb,
+        project,
+        representation,
+    )
+
+    for group in (data, models, project, biasfinder, perturb, fairness, representation,
+                  analysis, leakage):
+        group.register(sub, parse_settings)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    start = time.perf_counter()
+    try:
+        if args.gpus is not None:
+            gpu.place(args.gpus)
+            gpu.warn_if_cpu_only(args.gpus)
+        args.func(args)
+    except BiasreproError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    log.info("%s finished in %.1f s", args.command, time.perf_counter() - start)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
