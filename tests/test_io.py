@@ -56,3 +56,33 @@ def test_parquet_bytes_are_reproducible(tmp_path: Path) -> None:
     write_parquet(df, tmp_path / "1.parquet")
     write_parquet(df, tmp_path / "2.parquet")
     assert (tmp_path / "1.parquet").read_bytes() == (tmp_path / "2.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["no pandas_type", "bad numpy type"])
+def test_damaged_pandas_metadata_is_one_error_naming_the_file(tmp_path, damage) -> None:
+    """A Parquet file whose data is fine but whose pandas metadata (a JSON document in its
+    footer) is damaged is refused with a DataError naming it, by both whole-file readers."""
+    import json as _json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from biasrepro import io as brio
+    from biasrepro.errors import DataError
+
+    table = pa.Table.from_pandas(pd.DataFrame({"id": ["a", "b"], "n": [1, 2]}),
+                                 preserve_index=False)
+    meta = _json.loads(table.schema.metadata[b"pandas"])
+    column = next(c for c in meta["columns"] if c["name"] == "n")
+    if damage == "no pandas_type":
+        del column["pandas_type"]
+    else:
+        column["numpy_type"] = "i\x7ft8"
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(table.replace_schema_metadata({b"pandas": _json.dumps(meta).encode()}),
+                   path)
+    assert pq.read_table(path).num_rows == 2  # the data itself reads
+    with pytest.raises(DataError, match="damaged.parquet.*pandas metadata is damaged"):
+        brio.read_parquet(path)
+    with pytest.raises(DataError, match="damaged.parquet.*pandas metadata is damaged"):
+        brio.read_parquet_rows(path, key="id", values=["a"], columns=["id", "n"])

@@ -517,6 +517,9 @@ def read_parquet(path: str | Path, *, what: str = "Parquet file",
         frame = pd.read_parquet(path, columns=None if columns is None else list(columns))
     except (pa.ArrowException, OSError, ValueError) as e:  # ArrowInvalid is a ValueError
         raise DataError(f"not a readable {what} ({e})", file=path) from None
+    except (KeyError, TypeError) as e:  # pandas' own metadata in the file is damaged
+        raise DataError(f"not a readable {what} (its pandas metadata is damaged: {e!r})",
+                        file=path) from None
     _require_unique_names([str(c) for c in frame.columns], file=path)
     for i, dtype in enumerate(frame.dtypes):  # dictionary-encoded (categorical): as values
         if isinstance(dtype, pd.CategoricalDtype):
@@ -618,7 +621,11 @@ def read_parquet_rows(path: str | Path, *, key: str, values: Sequence[Any],
                                               what=what)]
     table = (pa.Table.from_batches(kept) if kept
              else pa.schema([schema.field(c) for c in wanted]).empty_table())
-    return table.select(list(dict.fromkeys(columns))).to_pandas()
+    try:
+        return table.select(list(dict.fromkeys(columns))).to_pandas()
+    except (KeyError, TypeError, ValueError) as e:  # pandas' own metadata in the file
+        raise DataError(f"not a readable {what} (its pandas metadata is damaged: {e!r})",
+                        file=path) from None
 
 
 def read_text(path: str | Path, *, member: str | None = None) -> str:
