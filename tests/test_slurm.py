@@ -3,7 +3,8 @@
 A single-node cluster (munged, slurmctld, slurmd from Debian's packages; tests/slurm_local.py)
 runs the small profile with workflow/profiles/slurm. Every job must go through sbatch and
 ask for its rule family's resources, and the results must be byte-identical to the local
-run of the same profile. Needs root; skips with the reason otherwise.
+run of the same profile. Needs root; skips with the reason otherwise. Opt-in, to keep the suite
+short: ``BIASREPRO_SLURM=1 .venv/bin/python -m pytest -m slurm``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ import slurm_local
 import yaml
 from conftest import BIN, REPO, SMALL_CONFIG, copy_checkout, env_with_venv, tree_hashes
 
-pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+pytestmark = [pytest.mark.slow, pytest.mark.slurm,
+              pytest.mark.skipif(not os.environ.get("BIASREPRO_SLURM"),
+                                 reason="starts a SLURM cluster (about 4 min): set "
+                                 "BIASREPRO_SLURM=1")]
 
 #: the executor's submission line: Snakemake job, SLURM job id, and the rule in the log path
 SUBMITTED = re.compile(
