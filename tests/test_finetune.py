@@ -349,7 +349,7 @@ def _paper_settings(model: str, task: str = "sentiment") -> dict:
 
     paper = config.deep_merge(config.read_mapping(REPO / "config/config.yaml"),
                               config.read_mapping(REPO / "config/paper.yaml"))
-    return cli.training_settings({"__config__": paper}, model, task)
+    return ft.training_settings({"__config__": paper}, model, task)
 
 
 def test_tse_setting_evaluates_every_500_steps_with_patience_7(tmp_path: Path) -> None:

@@ -30,23 +30,6 @@ def _pretrain(args: argparse.Namespace) -> None:
     )
 
 
-def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[str, Any]:
-    """The settings ``model`` fine-tunes with for ``task``: the task's, or the named setting
-    it picks, with the registry entry's overrides and the seed (models/training.py)."""
-    from biasrepro.models import training
-
-    registry = cfg.need(settings, "models.registry")
-    if model not in registry:
-        raise ConfigError(f"model {model!r} is not in models.registry "
-                          f"(registered: {', '.join(sorted(registry))})")
-    task_training = cfg.need(settings, f"models.training.{task}")
-    own = registry[model].get("training", {}).get(task)
-    named = {name: cfg.need(settings, f"models.training.named.{name}")
-             for name in training.used_names(task_training, own)}
-    return training.resolve(task_training, own, named, seed=cfg.need(settings, "seed"),
-                            task=task, model=model)
-
-
 def _finetune(args: argparse.Namespace) -> None:
     from biasrepro.models import finetune
     from biasrepro.models.load import resolve
@@ -74,7 +57,7 @@ def _finetune(args: argparse.Namespace) -> None:
                   args.train, args.out_dir, args.checkpoint_dir, sentdebias, per_run,
                   strict=True)],
         validation=None if shared in (None, "none") else Path(shared),
-        settings=_with_seed(training_settings(s, args.model, args.task), args.seed),
+        settings=_with_seed(finetune.training_settings(s, args.model, args.task), args.seed),
     )
 
 

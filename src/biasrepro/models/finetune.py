@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro import __version__
+from biasrepro import __version__, config
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import atomic_outputs, dumps_json, read_parquet, sha256_file, write_json
 from biasrepro.metrics.classification import classification_metrics
@@ -510,3 +510,18 @@ def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
         for out_dir in finished:
             shutil.rmtree(out_dir, ignore_errors=True)
         raise
+
+
+def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[str, Any]:
+    """The settings ``model`` fine-tunes with for ``task``: the task's, or the named setting
+    it picks, with the registry entry's overrides and the seed (models/training.py)."""
+    registry = config.need(settings, "models.registry")
+    if model not in registry:
+        raise ConfigError(f"model {model!r} is not in models.registry "
+                          f"(registered: {', '.join(sorted(registry))})")
+    task_training = config.need(settings, f"models.training.{task}")
+    own = registry[model].get("training", {}).get(task)
+    named = {name: config.need(settings, f"models.training.named.{name}")
+             for name in training.used_names(task_training, own)}
+    return training.resolve(task_training, own, named, seed=config.need(settings, "seed"),
+                            task=task, model=model)
