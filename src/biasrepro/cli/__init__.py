@@ -21,9 +21,6 @@ from biasrepro.errors import BiasreproError
 
 log = logging.getLogger("biasrepro")
 
-Handler = Callable[[argparse.Namespace], None]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="biasrepro",
