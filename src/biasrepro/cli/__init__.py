@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from biasrepro import __version__, gpu
 from biasrepro.cli.settings import parse_settings
