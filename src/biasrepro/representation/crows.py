@@ -27,7 +27,7 @@ padding and the log-probabilities equal those of one forward per mask (``batched
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,6 +37,7 @@ import pandas as pd
 from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import check_text, read_table, reject_rows
 from biasrepro.models.load import load_masked_lm
+from biasrepro.representation.runner import Result
 
 SCORINGS = ("bias-bench", "nangia")
 #: columns of the CrowS-Pairs CSV that scoring needs
@@ -206,6 +207,16 @@ def score_crows(model: str | Path | tuple[Any, Any], pairs: pd.DataFrame, *,
         "bias_types": {b: _summary(g) for b, g in frame.groupby("bias_type", sort=True)},
         "pairs": frame,
     }
+
+
+def run(model: tuple[Any, Any], source: str | Path, settings: Mapping[str, Any]) -> Result:
+    """The CrowS-Pairs runner (:mod:`~biasrepro.representation.runner`; bias-bench's
+    ``CrowSPairsRunner``): the pairs of the CSV ``source`` scored with
+    ``settings["scoring"]`` (``representation.crows``). The summary is :func:`score_crows`'
+    without its ``pairs``, which are the items."""
+    scored = score_crows(model, read_crows(source), scoring=settings["scoring"])
+    pairs = scored.pop("pairs")
+    return Result(scored, pairs)
 
 
 def _device_of(model: Any) -> Any:

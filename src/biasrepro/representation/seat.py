@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ import pandas as pd
 from biasrepro.errors import ConfigError, DataError, ModelError, in_file
 from biasrepro.io import read_json
 from biasrepro.models.load import ModelSpec, reattach_sentdebias
+from biasrepro.representation.runner import Result
 
 #: the 17 tests bias-bench runs and exports, per bias type (``export/seat.py``)
 TESTS: dict[str, list[str]] = {
@@ -311,3 +313,32 @@ def average_absolute_effect(table: pd.DataFrame) -> dict[str, float]:
     """The mean |effect size| over each attribute's tests (the paper's Table 4 number)."""
     means = table["effect_size"].abs().groupby(table["attribute"], sort=False).mean()
     return {str(k): float(v) for k, v in means.items()}
+
+
+def attribute_of(name: str) -> str:
+    """The attribute of a SEAT test: bias-bench's 17 by :data:`TESTS`; the world's
+    ``world-<attribute>``."""
+    for attribute, names in TESTS.items():
+        if name in names:
+            return attribute
+    if name.startswith("world-"):
+        return name.removeprefix("world-")
+    raise ConfigError(f"SEAT test {name!r}: not one of bias-bench's 17 tests nor a world test "
+                      "(world-<attribute>), so its attribute is unknown")
+
+
+def run(model: tuple[Any, Any], source: str | Path | Sequence[str | Path],
+        settings: Mapping[str, Any]) -> Result:
+    """The SEAT runner (:mod:`~biasrepro.representation.runner`; bias-bench's
+    ``SEATRunner``): the test file(s) ``source`` grouped by :func:`attribute_of`, sentences
+    encoded by :func:`encode` and run by :func:`run_seat` with ``settings``'
+    ``permutation_samples`` and ``seed`` (``representation.seat``). Summary:
+    ``average_absolute_effect`` per attribute and the ``tests`` as records; items: the tests."""
+    tests: dict[str, list[SeatTest]] = {}
+    for path in [source] if isinstance(source, str | os.PathLike) else source:
+        test = read_seat(path)
+        tests.setdefault(attribute_of(test.name), []).append(test)
+    table = run_seat(tests, lambda texts: encode(texts, model),
+                     samples=int(settings["permutation_samples"]), seed=int(settings["seed"]))
+    return Result({"average_absolute_effect": average_absolute_effect(table),
+                   "tests": table.to_dict("records")}, table)

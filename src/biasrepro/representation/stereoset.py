@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from biasrepro.errors import ConfigError, DataError, ModelError
 from biasrepro.io import read_json
 from biasrepro.models.load import load_masked_lm
 from biasrepro.models.predict import plan_batches
+from biasrepro.representation.runner import Result
 
 #: the gold labels of an example's three sentences, in the order of the score columns
 LABELS = ("stereotype", "anti-stereotype", "unrelated")
@@ -347,3 +348,13 @@ def score_stereoset(model: str | os.PathLike[str] | tuple[Any, Any],
     frame = judge(examples, candidate_scores(hf_model, tokenizer, examples,
                                              batch_tokens=batch_tokens, progress=progress))
     return stereoset_metrics(frame), frame
+
+
+def run(model: tuple[Any, Any], source: str | os.PathLike[str],
+        settings: Mapping[str, Any]) -> Result:
+    """The StereoSet runner (:mod:`~biasrepro.representation.runner`; bias-bench's
+    ``StereoSetRunner``): the intrasentence examples of ``source`` scored by
+    :func:`score_stereoset`; summary its metrics, items its per-example table. StereoSet has
+    no settings (``settings`` is ignored)."""
+    metrics, frame = score_stereoset(model, read_stereoset(source))
+    return Result(metrics, frame)

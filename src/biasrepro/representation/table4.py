@@ -248,7 +248,9 @@ def debias_copy(model_dir: Path, subspace: np.ndarray, meta: Mapping[str, str],
 def score(model: str, registry: Mapping[str, Any] | None, *, subspace: Path | None,
           crows: Path, stereoset: Path, seat: Sequence[Path], settings: Mapping[str, Any],
           device: str | None = None) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
-    """Table 4's numbers for one model (± subspace) and the per-item tables behind them."""
+    """Table 4's numbers for one model (± subspace) and the per-item tables behind them: each
+    benchmark's runner (:mod:`~biasrepro.representation.runner`) on the model with its input
+    and its ``settings`` key, its summary and items under the benchmark's name."""
     from biasrepro.debias import sentdebias
     from biasrepro.representation import crows as crows_mod
     from biasrepro.representation import seat as seat_mod
@@ -259,42 +261,21 @@ def score(model: str, registry: Mapping[str, Any] | None, *, subspace: Path | No
         vectors, meta = sentdebias.read_file(subspace)
         sentdebias.attach(hf, vectors, meta)
     hf = _device(hf, device)  # after attaching: the projection follows the model
-    pairs = crows_mod.read_crows(crows)
-    c = crows_mod.score_crows((hf, tokenizer), pairs, scoring=settings["crows"]["scoring"])
-    s_metrics, s_frame = stereoset_mod.score_stereoset(
-        (hf, tokenizer), stereoset_mod.read_stereoset(stereoset))
-    tests: dict[str, list[Any]] = {}
-    for path in seat:
-        test = seat_mod.read_seat(path)
-        tests.setdefault(seat_attribute(test.name), []).append(test)
-    seat_cfg = settings["seat"]
-    table = seat_mod.run_seat(
-        tests, lambda texts: seat_mod.encode(texts, (hf, tokenizer)),
-        samples=int(seat_cfg["permutation_samples"]), seed=int(seat_cfg["seed"]))
-    seat_avg = seat_mod.average_absolute_effect(table)
-    result = {
-        "model": str(model),
-        "subspace": None if subspace is None else dict(hf.sentdebias[1]),
-        "crows": {"scoring": c["scoring"], "overall": c["overall"],
-                  "bias_types": c["bias_types"]},
-        "stereoset": s_metrics,
-        "seat": {"average_absolute_effect": seat_avg, "tests": table.to_dict("records")},
-    }
-    return result, {"crows": c["pairs"], "stereoset": s_frame, "seat": table}
+    runners = {"crows": crows_mod.run, "stereoset": stereoset_mod.run, "seat": seat_mod.run}
+    sources = {"crows": crows, "stereoset": stereoset, "seat": seat}
+    results = {name: run((hf, tokenizer), sources[name], settings.get(name) or {})
+               for name, run in runners.items()}
+    result = {"model": str(model),
+              "subspace": None if subspace is None else dict(hf.sentdebias[1]),
+              **{name: r.summary for name, r in results.items()}}
+    return result, {name: r.items for name, r in results.items()}
 
 
 def seat_attribute(name: str) -> str:
-    """The attribute of a SEAT test: bias-bench's 17 by :data:`seat.TESTS`; the world's
-    ``world-<attribute>``."""
-    from biasrepro.representation.seat import TESTS
+    """The attribute of a SEAT test (:func:`biasrepro.representation.seat.attribute_of`)."""
+    from biasrepro.representation.seat import attribute_of
 
-    for attribute, names in TESTS.items():
-        if name in names:
-            return attribute
-    if name.startswith("world-"):
-        return name.removeprefix("world-")
-    raise ConfigError(f"SEAT test {name!r}: not one of bias-bench's 17 tests nor a world test "
-                      "(world-<attribute>), so its attribute is unknown")
+    return attribute_of(name)
 
 
 #: CrowS-Pairs' bias types under the paper's attribute names
