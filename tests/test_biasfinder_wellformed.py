@@ -19,9 +19,8 @@ import pytest
 from conftest import REPO, realdata
 
 from biasrepro import config as cfg
-from biasrepro.biasfinder import gender as gender_mod
 from biasrepro.biasfinder import mutants as mutants_mod
-from biasrepro.biasfinder import names, placeholders, templates, wordlists
+from biasrepro.biasfinder import names, person, placeholders, templates, wordlists
 from biasrepro.data import imdb
 from biasrepro.data.world import reviews
 from biasrepro.nlp.coref import RuleCoref, clusters_of
@@ -119,7 +118,7 @@ def test_mutants_parse_and_gender_clusters_hold_one_gender(chain) -> None:
             spans = [doc.char_span(s, e) for s, e in cluster]
             words = [span.text for span in spans if not (  # a generic "he or she" stays
                 len(span) == 1 and (g := lists.gender_of_pronoun(span.text))
-                and gender_mod._generic(span[0], g, lists))]
+                and person.generic_pronoun(span[0], g, lists))]
             genders = {lists.gender_of_pronoun(w) or lists.gender_of_noun(w.split()[-1])
                        for w in words} - {None}
             if row.cls in genders:  # the person's cluster (one of the other gender: someone else)

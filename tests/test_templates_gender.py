@@ -18,7 +18,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from biasrepro.biasfinder import gender as gender_mod
-from biasrepro.biasfinder.gender import gender_templates, person_cluster, screen
+from biasrepro.biasfinder.gender import gender_templates
+from biasrepro.biasfinder.person import person_cluster, screen
 from biasrepro.biasfinder.placeholders import Candidate, fill, find
 from biasrepro.biasfinder.templates import (
     COLUMNS,

@@ -2,7 +2,7 @@
 
 Each defect class seen on real reviews has a case here, written for these tests: the
 clusters are given by hand (as a coreference backend would give them, rules or fastcoref),
-so the checks of :func:`biasrepro.biasfinder.gender.screen` and of the template builders are
+so the checks of :func:`biasrepro.biasfinder.person.screen` and of the template builders are
 tested apart from coreference; the last tests run the rule backend on its own.
 """
 
@@ -15,7 +15,8 @@ from spacy.language import Language
 
 from biasrepro.biasfinder import wordlists
 from biasrepro.biasfinder.country import country_templates
-from biasrepro.biasfinder.gender import gender_templates, screen
+from biasrepro.biasfinder.gender import gender_templates
+from biasrepro.biasfinder.person import screen
 from biasrepro.nlp.coref import RuleCoref
 
 WL = wordlists.load()

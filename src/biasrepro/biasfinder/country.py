@@ -1,19 +1,19 @@
 """Country-of-origin templates (BiasFinder §5, Algorithm 3).
 
-The document passes the same person-cluster filter as gender (:func:`gender.person_cluster`).
+The document passes the same person-cluster filter as gender (:func:`person.person_cluster`).
 The cluster must have a gendered pronoun, all its pronouns, gender nouns and gendered titles
 must agree on one gender g ("inferGender"), and it must contain a person name. Every name
 mention becomes ``<male>`` or ``<female>`` (by g; ``<MALE>`` for an all-caps name), filled
 with one name per country; pronouns, gender nouns and titles stay verbatim, since the mutant
 keeps the person's gender. A name word that also occurs outside the cluster rejects the
-document (:func:`gender.left_over`).
+document (:func:`person.left_over`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from biasrepro.biasfinder.gender import (
+from biasrepro.biasfinder.person import (
     NAME,
     PRONOUN,
     apply_edits,

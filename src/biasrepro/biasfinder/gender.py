@@ -1,10 +1,8 @@
-"""Gender templates (BiasFinder Algorithm 1) and the person-cluster filter shared with country.
+"""Gender templates (BiasFinder §4, Algorithm 1).
 
-The filter (Algorithm 1 line 4, Algorithm 3 line 4) classifies every coreference mention as a
-person name, a gendered pronoun, a gender-noun phrase or something else, and keeps a document
-only when exactly one cluster refers to a person and all of that cluster's mentions do
-(the original's ``len(person_coreferences) == 1``). Unlike the original
-(biasfinder-original.md §2, §7):
+The review's one person comes from :func:`biasrepro.biasfinder.person.person_cluster`; it must
+carry one gender, and its names, gendered pronouns and gender nouns become placeholders.
+Unlike the original:
 
 - templates are cut from ``doc.text`` by character spans, right to left, so everything outside
   the replaced words is the original text ("<name>'s", not "<name> 's");
@@ -13,63 +11,42 @@ only when exactly one cluster refers to a person and all of that cluster's menti
   determiner "her" ``<pro-det>``; "hers" and all-caps pronouns are handled;
 - gender nouns are matched as tokens in both genders, case-insensitively, so "son" never
   matches inside "Jason"; an article right before the noun becomes ``<a>`` ("an uncle" ->
-  "<a> <gaw>" -> "a boy");
-- mentions that overlap or nest (fastcoref's long spans) reject the document.
+  "<a> <gaw>" -> "a boy").
 
 Every name mention of the person (full name, first name or surname alone) becomes ``<name>``
 and is filled with one first name, so a surname-only mention becomes a first name, as in the
-paper. Precision first: the filter (:func:`screen`) and the gender checks refuse a review
-whenever its person is not certainly one person — a name that reads as a title, a nameless
-cluster beside a named person, a word of the person's gender left outside the cluster (the
-paper left them; a mutant would keep them), the person's name left in another form, generic
-or unsure pronouns. ``docs/biasfinder-templates.md`` lists the rules and what they measure on
+paper. Precision first: beyond the person filter, the gender checks refuse a review with a
+gendered title, a name word of the person left elsewhere, a gendered noun right before the
+name, or a word of the person's gender left outside the cluster (the paper left them; a mutant
+would keep them). ``docs/biasfinder-templates.md`` lists the rules and what they measure on
 real reviews.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from biasrepro.biasfinder.placeholders import PLACEHOLDER, Candidate, placeholder
-from biasrepro.nlp.coref import clusters_of, name_gender, said_to_be_person
+from biasrepro.biasfinder.person import (
+    NAME,
+    NOUN,
+    PERSON,
+    PRONOUN,
+    apply_edits,
+    generic_pronoun,
+    left_over,
+    name_placeholder,
+    name_tokens,
+    person_cluster,
+)
+from biasrepro.biasfinder.placeholders import Candidate, placeholder
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span, Token
+    from spacy.tokens import Doc, Token
 
+    from biasrepro.biasfinder.person import Mention
     from biasrepro.biasfinder.wordlists import Wordlists
 
-NAME, PRONOUN, NOUN, PERSON, OTHER = "name", "pronoun", "noun", "person", "other"
-
-#: Titles before a name that carry a gender; a gender template cannot swap them.
-GENDERED_TITLES = {
-    "mr": "male", "mister": "male", "sir": "male", "lord": "male",
-    "mrs": "female", "ms": "female", "miss": "female", "madam": "female", "lady": "female",
-    "dame": "female",
-}
-#: Titles before a name that carry no gender; they stay in the text before the placeholder.
-NEUTRAL_TITLES = frozenset({"dr", "doctor", "prof", "professor"})
-
-_TITLES = frozenset({*GENDERED_TITLES, *NEUTRAL_TITLES})
-_LINKS = frozenset({"or", "and", "/", "nor"})
-_ARTICLES = frozenset({"a", "an"})
-_NAME_LIKE_ENTS = frozenset({"", "ORG", "PRODUCT", "WORK_OF_ART"})
-_NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
-#: words after a name that belong to it ("Lon Chaney Jr.")
-_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
-#: nouns for a work: a name that is one of these, or modifies one, is a title, not a person
-WORK_NOUNS = frozenset({
-    "film", "movie", "picture", "flick", "show", "series", "serial", "sitcom", "episode",
-    "season", "sequel", "prequel", "remake", "franchise", "saga", "trilogy", "book", "novel",
-    "story", "comic", "manga", "anime", "cartoon", "documentary", "play", "musical", "opera",
-    "song", "album", "soundtrack", "game", "programme", "program", "miniseries", "version",
-    "feature", "production", "classic", "masterpiece", "title", "company", "studio", "band",
-    "choir", "team", "channel", "network"})
-#: determiners that make a capitalised word a common noun or a title ("your Nanny")
-_NAME_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "my", "your", "our", "their",
-                               "his", "her", "its"})
 _WORDS = re.compile(r"[^\W\d_]+")
 _INDEFINITE = frozenset({"a", "an", "another", "some", "any", "one", "every", "each", "no"})
 #: gendered words that are not person nouns, and words for the body of one sex
@@ -83,378 +60,6 @@ GENDERED_WORDS = {"male": "male", "masculine": "male", "female": "female",
 #: words ending in "man" that are no man
 NOT_MEN = frozenset({"human", "german", "roman", "shaman", "talisman", "ottoman", "caiman",
                      "doberman", "ataman", "superhuman", "inhuman", "humane", "oman"})
-_QUOTES = frozenset({'"', "'", "\u201c", "\u201d", "\u2018", "\u2019"})
-
-
-@dataclass(frozen=True)
-class Mention:
-    """One classified coreference mention.
-
-    ``target`` is the character span a placeholder replaces (the name without title or
-    possessive 's, the pronoun, the gender noun; the whole mention for "other"); ``key`` is
-    the gender placeholder key for it ("name", "pro-subj", ..., "gaw"; "" for "other");
-    ``article`` is the span of "a"/"an" directly before a gender noun; ``gender`` comes from
-    a pronoun, a gender noun or, for a name, a gendered title before it ("Mr.").
-    """
-
-    start: int
-    end: int
-    kind: str
-    gender: str | None
-    target: tuple[int, int]
-    key: str
-    article: tuple[int, int] | None = None
-
-
-def _title(token: Token) -> str:
-    return token.lower_.rstrip(".")
-
-
-def _pronoun_case(token: Token, gender: str, wordlists: Wordlists) -> str | None:
-    """The pronoun's case: the form decides when it is unambiguous (he, him, hers, himself),
-    the parse decides between det/poss ("his") and obj/det ("her")."""
-    forms = wordlists.pronouns[gender]
-    cases = [c for c, form in forms.items() if form == token.lower_]
-    if len(cases) == 1:
-        return cases[0]
-    morph = token.morph
-    if "Yes" in morph.get("Reflex"):
-        parsed = "refl"
-    elif "Nom" in morph.get("Case"):
-        parsed = "subj"
-    elif "Yes" in morph.get("Poss") or token.tag_ == "PRP$":
-        attached = (token.dep_ == "poss" and token.head.i > token.i
-                    and token.head.pos_ in _NOMINAL)
-        parsed = "det" if attached else "poss"
-    elif "Acc" in morph.get("Case"):
-        parsed = "obj"
-        if token.head.i > token.i and token.head.pos_ in ("NOUN", "PROPN"):
-            return None  # tagged an object but attached to a noun after it: unsure
-    else:
-        return None
-    return parsed if parsed in cases else None
-
-
-def _generic(token: Token, gender: str, wordlists: Wordlists) -> bool:
-    """A pronoun paired with one of the other gender, "his or her", "he/she", "he (or
-    she)", "s/he": nobody in particular."""
-    doc = token.doc
-    if token.i + 2 < len(doc) and doc[token.i + 1].text == "/" and token.lower_ == "s":
-        return True
-    for step in (1, -1):
-        i, seen_link = token.i + step, False
-        while 0 <= i < len(doc) and abs(i - token.i) <= 3:
-            word = doc[i].lower_
-            if word in _LINKS or word in ("(", ")"):
-                seen_link = seen_link or word in _LINKS
-            elif seen_link and wordlists.gender_of_pronoun(doc[i].text) not in (None, gender):
-                return True
-            else:
-                break
-            i += step
-    return "/" in token.text or token.lower_ in ("s/he", "(s)he")
-
-
-def _is_gendered(token: Token, wordlists: Wordlists) -> bool:
-    return (wordlists.gender_of_pronoun(token.text) is not None
-            or wordlists.gender_of_noun(token.text) is not None
-            or _title(token) in GENDERED_TITLES)
-
-
-def _is_name_token(token: Token, person_tokens: set[str]) -> bool:
-    """Part of a PERSON entity, or a capitalised word that is part of one elsewhere in the
-    text, or a capitalised proper noun that NER did not call a place, group, date or number
-    (the small pipeline often misses or mislabels a lone first name)."""
-    if token.ent_type_ == "PERSON":
-        return True
-    if not token.text[:1].isupper():
-        return False
-    return token.lower_ in person_tokens or (token.pos_ == "PROPN"
-                                           and token.ent_type_ in _NAME_LIKE_ENTS)
-
-
-def _other(span: Span) -> Mention:
-    return Mention(span.start_char, span.end_char, OTHER, None,
-                   (span.start_char, span.end_char), "")
-
-
-def classify(span: Span, person_tokens: set[str], wordlists: Wordlists) -> Mention:
-    """Classify one mention (a token-aligned span) as a name, pronoun, gender noun or other."""
-    start, end = span.start_char, span.end_char
-    tokens = list(span)
-    if len(tokens) == 1 and (g := wordlists.gender_of_pronoun(tokens[0].text)):
-        tok = tokens[0]
-        case = _pronoun_case(tok, g, wordlists)
-        after = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
-        if (case is None or _generic(tok, g, wordlists)
-                or (after is not None and after.tag_ == "POS")):  # "her's"
-            return _other(span)
-        return Mention(start, end, PRONOUN, g, (tok.idx, tok.idx + len(tok)), f"pro-{case}")
-
-    root = span.root
-    if (root.tag_ in ("NN", "NNP") and root.dep_ != "compound"  # not "the boy band"
-            and (g := wordlists.gender_of_noun(root.text))
-            and not (root.text[:1].isupper() and not root.is_sent_start)  # "DEVIL MAN"
-            and not any(t.i != root.i and (_is_gendered(t, wordlists) or t.ent_type_ == "PERSON")
-                        for t in tokens)):
-        article = None
-        before = root.i - 1
-        if before >= max(span.start - 1, 0) and root.doc[before].lower_ in _ARTICLES:
-            art = root.doc[before]
-            article = (art.idx, art.idx + len(art))
-        return Mention(start, end, NOUN, g, (root.idx, root.idx + len(root)), "gaw", article)
-
-    known, person_gender = wordlists.person_noun(root.text)
-    if known and person_gender is None and root.tag_ == "NN" and root.ent_type_ != "PERSON":
-        return Mention(start, end, PERSON, None, (start, end), "")  # "the writer": kept
-    if person_gender is not None:
-        return _other(span)  # a gendered word that cannot be swapped here ("DEVIL MAN")
-    while tokens and tokens[-1].tag_ == "POS":  # possessive 's stays outside the name
-        tokens.pop()
-    while tokens and (tokens[-1].is_punct or tokens[-1].lower_.rstrip(".") in _SUFFIXES):
-        tokens.pop()
-    while tokens and _title(tokens[0]) in _TITLES:
-        tokens.pop(0)
-    if not tokens or not all(_is_name_token(t, person_tokens) for t in tokens):
-        return _other(span)
-    # titles right before the name, inside the mention or not ("Mr." left out by a backend)
-    genders: set[str | None] = set()
-    i = tokens[0].i - 1
-    while i >= 0 and _title(span.doc[i]) in _TITLES:
-        genders.add(GENDERED_TITLES.get(_title(span.doc[i])))
-        i -= 1
-    genders.discard(None)
-    if len(genders) > 1:
-        return _other(span)
-    doc = span.doc
-    last = tokens[-1].i
-    while (last + 1 < len(doc) and doc[last + 1].lower_.rstrip(".") in _SUFFIXES
-           and doc[last + 1].text[:1].isupper()):
-        last += 1  # "Lon Chaney Jr." is one name
-    end_char = doc[last].idx + len(doc[last])
-    if (doc[last].lower_ in _SUFFIXES and last + 1 < len(doc) and doc[last + 1].text == "."
-            and doc[last + 1].idx == end_char):
-        end_char += 1  # "Jr" "." split by the tokenizer
-    nxt = doc[last + 1] if last + 1 < len(doc) else None
-    if nxt is not None and nxt.text in ("'", "\u2019") and nxt.idx == end_char:
-        return _other(span)  # "James' music": the possessive would not fit a new name
-    article = None
-    first = tokens[0]
-    if first.i > 0 and doc[first.i - 1].lower_ in _ARTICLES:  # "a Tom Hanks fan"
-        art = doc[first.i - 1]
-        article = (art.idx, art.idx + len(art))
-    target = (first.idx, end_char)
-    return Mention(start, end, NAME, genders.pop() if genders else None, target, "name",
-                   article)
-
-
-def person_cluster(doc: Doc, wordlists: Wordlists) -> list[Mention] | None:
-    """The filter of Algorithms 1 and 3: the mentions of the one person cluster, or None
-    (:func:`screen` says why)."""
-    return screen(doc, wordlists)[0]
-
-
-def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
-    """The mentions of the one person in ``doc`` and ``""``, or None and the reason.
-
-    A document is kept only when its person is certainly one person (precision first):
-
-    * ``placeholder``: the text already contains placeholder syntax;
-    * ``nobody``, ``people``: not exactly one cluster with a name, gendered pronoun or gender
-      noun ("the writer" with its "he" is another person); a person named once with a
-      role ("the director, Norman Jewison") is not a cluster, as a name named once is not;
-    * ``unclear``: a mention of the cluster is none of those, or its case or span is
-      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions);
-    * ``not a person``: a name of the cluster reads as a title: in quotes, with a
-      determiner ("your Nanny"), beside or predicated of a work noun ("the film Haggard",
-      "Haggard is one of the funniest movies"), followed by a number or "&"; or no name of
-      the cluster has a person-name reading (tagged PERSON or a known first name);
-    * ``another name``: a cluster without a name leaves a person name in the text whose
-      gender is the cluster's or unknown, to whom its pronouns may refer.
-    """
-    if PLACEHOLDER.search(doc.text):
-        return None, "placeholder"
-    person_tokens = {t.lower_ for ent in doc.ents if ent.label_ == "PERSON" for t in ent}
-    person_tokens |= {t.lower_ for t in doc if said_to_be_person(t, wordlists)}
-    found: list[list[Mention]] = []
-    for cluster in clusters_of(doc):
-        mentions = []
-        for s, e in sorted(cluster):
-            span = doc.char_span(s, e, alignment_mode="expand")
-            if span is None or not len(span):
-                return None, "unclear"
-            mentions.append(classify(span, person_tokens, wordlists))
-        if any(m.kind in (NAME, PRONOUN, NOUN) for m in mentions):
-            found.append(mentions)
-    found = [c for c in found if not _named_once(c)]
-    if not found:
-        return None, "nobody"
-    if len(found) > 1:
-        return None, "people"
-    mentions = found[0]
-    if any(m.kind == OTHER for m in mentions):
-        return None, "unclear"
-    if any(a.end > b.start for a, b in pairwise(mentions)):
-        return None, "unclear"
-    if any(a.kind == b.kind == NAME and not doc.text[a.target[1]:b.target[0]].strip()
-           for a, b in pairwise(mentions)):
-        return None, "unclear"  # "BRITTANY" "SNOW" as two names: one would be filled twice
-    names = [m for m in mentions if m.kind == NAME]
-    if names and (any(_title_like(doc, m) for m in names)
-                  or not any(_person_name(doc, m, wordlists) for m in names)):
-        return None, "not a person"
-    if not names:
-        genders = {m.gender for m in mentions if m.gender is not None}
-        if any(g is None or g in genders for g in _other_names(doc, mentions, wordlists)):
-            return None, "another name"
-    return mentions, ""
-
-
-def _named_once(mentions: list[Mention]) -> bool:
-    """One name and otherwise ungendered person nouns ("the actor, John Malkovich")."""
-    return (sum(m.kind == NAME for m in mentions) == 1
-            and all(m.kind in (NAME, PERSON) for m in mentions))
-
-
-def _name_tokens(doc: Doc, m: Mention) -> Span:
-    span = doc.char_span(*m.target, alignment_mode="expand")
-    assert span is not None
-    return span
-
-
-def _title_like(doc: Doc, m: Mention) -> bool:
-    """Evidence that a name mention is a title, not a person (see :func:`screen`)."""
-    text, (s, e) = doc.text, m.target
-    span = _name_tokens(doc, m)
-    root, first, last = span.root, span[0], span[-1]
-    quoted = (s > 0 and text[s - 1] in _QUOTES) or (
-        e < len(text) and text[e] in _QUOTES and text[e:e + 2] not in ("'s", "\u2019s"))
-    if quoted and name_gender(first.text) is None:  # "Haggard", not a nickname "Nicole"
-        return True
-    before = doc[first.i - 1] if first.i else None
-    if before is not None and before.lower_ in _NAME_DETERMINERS and before.head == root:
-        return True  # "your Nanny", "the Barney"
-    if before is not None and before.lemma_.lower() in WORK_NOUNS and (
-            before.head == root or root.head == before):
-        return True  # "the film Haggard", "the movie Alice"
-    after = doc[last.i + 1: last.i + 3]
-    if len(after) and after[0].text[:1].isdigit():
-        return True  # "Ranma 1/2", "Rocky 2"
-    if (len(after) == 2 and after[0].text == "&" and after[1].text[:1].isupper()
-            and name_gender(after[1].text) is None):
-        return True  # "Barney & Friends"
-    if root.dep_ == "appos" and root.head.lemma_.lower() in WORK_NOUNS:
-        return True
-    if (root.dep_ in ("compound", "nmod") and root.head.lemma_.lower() in WORK_NOUNS
-            and name_gender(first.text) is None):
-        return True  # "the Dragonball Z series", not "an Eddie Murphy classic"
-    if any(c.dep_ in ("compound", "appos") and c.lemma_.lower() in WORK_NOUNS
-           for c in root.children):
-        return True
-    if root.dep_ == "nsubj" and root.head.lemma_ == "be":
-        for attr in (c for c in root.head.children if c.dep_ == "attr"):
-            heads = [attr] + ([t for p in attr.children if p.lower_ == "of"
-                               for t in p.children if t.dep_ == "pobj"]
-                              if attr.lower_ == "one" else [])
-            if any(t.lemma_.lower() in WORK_NOUNS for t in heads):
-                return True  # "Haggard is one of the funniest movies"
-    return False
-
-
-def _person_name(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
-    """A person-name reading: tagged PERSON, said to be a person ("the poet, Mishima"), or
-    starting with a first name of known gender."""
-    span = _name_tokens(doc, m)
-    return (any(t.ent_type_ == "PERSON" or said_to_be_person(t, wordlists) for t in span)
-            or name_gender(span[0].text) is not None)
-
-
-def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
-                 ) -> list[str | None]:
-    """The gender (None: unknown) of each person name outside the cluster's mentions and
-    before its last one (a pronoun does not refer ahead to a name): PERSON entities named in
-    full or by a first name, capitalised proper nouns that are first names of known gender
-    or are said to be a person (:func:`~biasrepro.nlp.coref.said_to_be_person`) or act as
-    one (a proper noun as a subject or possessor). A word in capitals of unknown gender
-    ("MEMENTO") is not counted."""
-    inside = [(m.start, m.end) for m in mentions]
-    last = max(m.start for m in mentions)
-
-    def outside(tok: Token) -> bool:
-        return tok.idx < last and not any(s <= tok.idx < e for s, e in inside)
-
-    out: list[str | None] = []
-    seen: set[int] = set()
-    for ent in doc.ents:
-        if ent.label_ != "PERSON":
-            continue
-        words = [t for t in ent if t.text[:1].isupper() and not t.is_punct and outside(t)
-                 and _title(t) not in _TITLES and t.tag_ != "POS"]
-        if not words:
-            continue
-        seen.update(t.i for t in ent)
-        title = doc[ent.start - 1] if ent.start else None
-        if title is not None and _title(title) in GENDERED_TITLES:
-            out.append(GENDERED_TITLES[_title(title)])
-        elif ((g := name_gender(words[0].text)) is not None or len(words) > 1
-              or not words[0].text.isupper()):  # not a title in capitals ("MEMENTO")
-            out.append(g)
-    for tok in doc:
-        if tok.i in seen or tok.pos_ != "PROPN" or not tok.text[:1].isupper() or not outside(
-                tok):
-            continue
-        if any(c.dep_ == "det" and c.lower_ in _NAME_DETERMINERS for c in tok.children):
-            continue  # "makes the old man into a Job": a figure, not someone named
-        if (g := name_gender(tok.text)) is not None:
-            out.append(g)
-        elif said_to_be_person(tok, wordlists) or (
-                tok.dep_ in ("nsubj", "nsubjpass", "poss") and not tok.text.isupper()):
-            out.append(None)  # "Kubrick again puts his ...", "Almodovar's film"
-    return out
-
-
-def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
-    """Whether a word replaced in the cluster (for mentions of ``kinds``: a name's words,
-    capitalised, or the gender noun, in any case and with a determiner or possessor) also
-    occurs outside the replaced spans: likely the same person where coreference missed a
-    mention ("Webb" after "Marcus Webb", "An uncle" before "The uncle"), which would survive
-    unchanged in every mutant. A name
-    word also counts written one letter off or with a bare possessive s ("Erick"/"Eric",
-    "Husseins"), and so do the initials of a full name ("MJ") and the name in lower case
-    where it acts as a name (a proper noun, a subject or possessor: "tony says")."""
-    chosen = [m for m in mentions if m.kind in kinds]
-    replaced = [m.target for m in chosen]
-    words = {kind: {t.lower_ for m in chosen if m.kind == kind
-                    for t in doc.char_span(*m.target) or () if t.is_alpha}
-             for kind in (NAME, NOUN)}
-    initials = {"".join(t.text[0] for t in span).lower() for m in chosen if m.kind == NAME
-                if len(span := doc.char_span(*m.target) or ()) > 1}
-    for t in doc:
-        if any(s <= t.idx < e for s, e in replaced):
-            continue
-        if t.lower_ in words[NOUN] and any(c.dep_ in ("det", "poss") for c in t.children):
-            return True  # "An uncle" before "The uncle"; not "the nature of man"
-        if t.text[:1].isupper() and (
-                t.lower_ in words[NAME] or (t.text.isupper() and t.lower_ in initials)
-                or any(_variant(t.lower_, w) for w in words[NAME] if len(w) >= 4)):
-            return True
-        if t.lower_ in words[NAME] and (t.pos_ == "PROPN" or t.dep_ in (
-                "nsubj", "nsubjpass", "poss")):
-            return True  # "where tony says": the name in lower case
-    return False
-
-
-def _variant(word: str, name: str) -> bool:
-    """``word`` is ``name`` with a bare possessive s, or one letter added, dropped or
-    changed ("Husseins", "Erick", "Micheal" is not: two letters)."""
-    if word == name + "s":
-        return True
-    if abs(len(word) - len(name)) > 1 or word == name or len(word) < 4:
-        return False
-    if len(word) == len(name):
-        return sum(a != b for a, b in zip(word, name, strict=True)) == 1
-    short, long_ = sorted((word, name), key=len)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _stray_gendered(doc: Doc, mentions: list[Mention], gender: str,
@@ -481,7 +86,7 @@ def _stray_gendered(doc: Doc, mentions: list[Mention], gender: str,
             return True
         if pronoun:
             title = tok.tag_ in ("NNP", "NNPS") and tok.text == word and word[:1].isupper()
-            if not title and not _generic(tok, gender, wordlists):
+            if not title and not generic_pronoun(tok, gender, wordlists):
                 return True  # ("He" tagged a proper noun is part of a title in capitals)
         elif not _another_person(tok, wordlists):
             return True
@@ -533,28 +138,11 @@ def _another_person(tok: Token, wordlists: Wordlists) -> bool:
 
 def _gendered_beside(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
     """A gendered noun right before a name ("the girl Alice"), which a swap would leave."""
-    span = _name_tokens(doc, m)
+    span = name_tokens(doc, m)
     if span.start == 0:
         return False
     before = doc[span.start - 1]
     return wordlists.person_noun(before.text)[1] is not None
-
-
-def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str | None:
-    """``text`` with each (start, end) span replaced, right to left; None if spans overlap."""
-    edits = sorted(edits)
-    if any(a[1] > b[0] for a, b in pairwise(edits)):
-        return None
-    for start, end, new in reversed(edits):
-        text = text[:start] + new + text[end:]
-    return text
-
-
-def name_placeholder(key: str, surface: str) -> str:
-    """A name placeholder: ``<KEY>`` for an all-caps name, else ``<key>`` (names fill as
-    given, Title case)."""
-    written = placeholder(key, surface)
-    return written if written == f"<{key.upper()}>" else f"<{key}>"
 
 
 def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
