@@ -341,7 +341,9 @@ def report(workdir: Path) -> tuple[str, int]:
               f"{m['imdb']['reviews']:,} reviews (both splits, mean "
               f"{m['imdb']['mean_words']} words); inputs generated in "
               f"{m['generate_s']:,.0f} s.")
-    jobs = read_benchmarks(workdir / "repo" / "logs" / "benchmarks")
+    from biasrepro import layout
+
+    jobs = read_benchmarks(workdir / "repo" / layout.JOB_BENCHMARKS)
     text = table(jobs, r["snakemake_s"], header)
     if r["returncode"] != 0:
         log = (workdir / "snakemake.log").read_text(errors="replace")

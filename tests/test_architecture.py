@@ -16,8 +16,9 @@ from biasrepro import cli
 DOC = REPO / "docs" / "architecture.md"
 RULES = REPO / "workflow" / "rules"
 PACKAGE = REPO / "src" / "biasrepro"
-#: a rule's call of the command line: `biasrepro.py [--gpus N] WORD [WORD]`
-CALL = re.compile(r"biasrepro\.py (?:--gpus \S+ )?([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
+#: a rule's call of the command line (common.smk's launcher helper):
+#: `biasrepro("[--gpus N] WORD [WORD] ...")`
+CALL = re.compile(r'\bbiasrepro\(f?"(?:--gpus \S+ )?([a-z][a-z-]*)(?: ([a-z][a-z-]*))?')
 
 
 def _steps() -> dict[str, set[str]]:
@@ -68,9 +69,9 @@ def test_every_listed_package_module_exists(rule_file: str) -> None:
 
 def test_the_extraction_sees_gpu_jobs_and_groups(tmp_path: Path) -> None:
     """The reader of rule files is itself checked on the two shapes a call takes."""
-    text = ('"python workflow/scripts/biasrepro.py --gpus {resources.gpu} biasfinder parse '
-            '--input x"\n"python workflow/scripts/biasrepro.py predict --model m"\n'
-            '"python workflow/scripts/biasrepro.py leakage --plan p"')
+    text = ('biasrepro("--gpus {resources.gpu} biasfinder parse --input x"\n'
+            '          " --out y")\nbiasrepro("predict --model m")\n'
+            'biasrepro(f"leakage --plan p")\ndef biasrepro(command):\n')
     tmp = tmp_path / "x.smk"
     tmp.write_text(text, encoding="utf-8")
     assert called_commands(tmp) == {"biasfinder parse", "predict", "leakage"}

@@ -90,6 +90,10 @@ def test_stages_depend_on_the_modules_their_command_imports() -> None:
     assert {"workflow/Snakefile", "workflow/rules/common.smk", "workflow/rules/models.smk",
             "workflow/scripts/biasrepro.py"} <= finetune
     assert "workflow/rules/analysis.smk" not in finetune
+    # its rule file's helpers (included by models.smk), not another rule file's
+    assert "workflow/rules/helpers/models.smk" in finetune
+    assert not any(d.startswith("workflow/rules/helpers/") and not d.endswith("/models.smk")
+                   for d in finetune)
     assert using("src/biasrepro/dvc.py") == set()  # no rule records or derives dvc.yaml
 
 

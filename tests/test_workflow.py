@@ -39,7 +39,7 @@ def test_every_rule_has_log_benchmark_conda_and_resources() -> None:
         family = re.search(r"resources:\s+\*\*compute\(\"(\w+)\"", body)
         assert family, f"rule {name} declares no resource family"
         # a job of a GPU family is placed on its devices (biasrepro.gpu); others need none
-        placed = "biasrepro.py --gpus {resources.gpu} " in body
+        placed = 'biasrepro("--gpus {resources.gpu} ' in body
         assert placed == (family.group(1) != "light"), f"rule {name}: GPU placement"
 
 

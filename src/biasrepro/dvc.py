@@ -293,16 +293,29 @@ def command_modules(handler: Any, entry: str, src: Path) -> set[str]:
 
 
 def workflow_files(rule: Any, repo: Path) -> list[str]:
-    """The workflow files a rule's jobs need: the Snakefile, the rule's own rule file, the
-    included files that define no rule (shared helpers) and :data:`WORKFLOW_DEPS`. Another
-    rule file's changes reach a stage only through what they change of its job (its inputs
-    and outputs, and so dvc.yaml)."""
+    """The workflow files a rule's jobs need: the Snakefile, the rule's own rule file and the
+    files it includes (its helpers), the included files that define no rule and that no rule
+    file includes (helpers every rule file shares) and :data:`WORKFLOW_DEPS`. Another rule
+    file's changes reach a stage only through what they change of its job (its inputs and
+    outputs, and so dvc.yaml)."""
     workflow = rule.workflow
+    main = _rel(workflow.main_snakefile, repo)
     with_rules = {_rel(r.snakefile, repo) for r in workflow.rules}
     included = [_rel(f.get_path_or_uri(secret_free=True), repo) for f in workflow.included]
-    shared = [f for f in included if f not in with_rules]
-    return sorted({_rel(workflow.main_snakefile, repo), _rel(rule.snakefile, repo), *shared,
-                   *WORKFLOW_DEPS})
+    own = {f: _includes(repo / f, repo) for f in with_rules if f != main}
+    helpers = set().union(*own.values())
+    shared = [f for f in included if f not in with_rules and f not in helpers]
+    mine = _rel(rule.snakefile, repo)
+    return sorted({main, mine, *own.get(mine, ()), *shared, *WORKFLOW_DEPS})
+
+
+_INCLUDE = re.compile(r"""^include:\s*(?:r|f)?["']([^"']+)["']""", re.M)
+
+
+def _includes(snakefile: Path, repo: Path) -> set[str]:
+    """The files ``snakefile`` includes (``include: "PATH"``, relative to its folder)."""
+    text = snakefile.read_text(encoding="utf-8")
+    return {_rel((snakefile.parent / p).resolve(), repo) for p in _INCLUDE.findall(text)}
 
 
 _PARSERS: dict[Path, tuple[str, argparse.ArgumentParser]] = {}

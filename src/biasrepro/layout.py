@@ -25,6 +25,10 @@ DOWNLOADS = "resources/downloads"
 #: pretrained embedded models: resources/models/embedded/MODEL
 EMBEDDED_MODELS = "resources/models/embedded"
 CHECKPOINTS = "resources/checkpoints"
+#: every job's log (LOGS/NAME.log) and Snakemake benchmark file (JOB_BENCHMARKS/NAME.tsv:
+#: wall time, CPU time, peak memory); a further seed's jobs' under seeds/SEED/ in each
+LOGS = "logs"
+JOB_BENCHMARKS = f"{LOGS}/benchmarks"
 
 #: the world's raw files of each dataset, in the dataset's real format (WORLD_FORMAT)
 WORLD_FILES = {

@@ -3,6 +3,9 @@ and the run record. Rules only call `biasrepro analysis ...`; outputs marked rep
 up `snakemake --report` (captions in workflow/report/)."""
 
 
+include: "helpers/analysis.smk"
+
+
 rule analysis_controls:
     """Planted truth of the embedded world against what this run measured, pass/fail."""
     input:
@@ -20,16 +23,16 @@ rule analysis_controls:
         settings=settings("identities", "preprocess.civil_comments.identity_threshold",
                           "perturbation.restratify.target_ratio"),
     log:
-        "logs/analysis/controls.log",
+        job_log("analysis/controls"),
     benchmark:
-        "logs/benchmarks/analysis/controls.tsv"
+        job_benchmark("analysis/controls")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis controls {params.args}"
-        " --settings {params.settings:q} --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
+        biasrepro("analysis controls {params.args}"
+                  " --settings {params.settings:q} --out-dir $(dirname {output.csv:q})")
 
 
 rule paper_tables:
@@ -46,17 +49,17 @@ rule paper_tables:
         seeds=seeds_arg(),
         settings=paper_table_settings(),
     log:
-        "logs/analysis/paper_tables.log",
+        job_log("analysis/paper_tables"),
     benchmark:
-        "logs/benchmarks/analysis/paper_tables.tsv"
+        job_benchmark("analysis/paper_tables")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis paper-tables --published published"
-        " {params.args} {params.seeds} --settings {params.settings:q}"
-        " --out-dir $(dirname {output.index:q}) > {log:q} 2>&1"
+        biasrepro("analysis paper-tables --published published"
+                  " {params.args} {params.seeds} --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.index:q})")
 
 
 rule seed_tables:
@@ -72,16 +75,16 @@ rule seed_tables:
         ),
         seeds=shlex.join(["--seeds", *map(str, SEEDS)]),
     log:
-        "logs/analysis/seed_tables.log",
+        job_log("analysis/seed_tables"),
     benchmark:
-        "logs/benchmarks/analysis/seed_tables.tsv"
+        job_benchmark("analysis/seed_tables")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis seeds {params.seeds} {params.args}"
-        " --out-dir $(dirname {output.claims_csv:q}) > {log:q} 2>&1"
+        biasrepro("analysis seeds {params.seeds} {params.args}"
+                  " --out-dir $(dirname {output.claims_csv:q})")
 
 
 rule figures:
@@ -95,16 +98,16 @@ rule figures:
         args=figure_args,
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/analysis/figures.log",
+        job_log("analysis/figures"),
     benchmark:
-        "logs/benchmarks/analysis/figures.tsv"
+        job_benchmark("analysis/figures")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis figures {params.args}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        biasrepro("analysis figures {params.args}"
+                  " --out-dir {params.out_dir:q}")
 
 
 for _root in RUN_ROOTS:
@@ -122,18 +125,16 @@ for _root in RUN_ROOTS:
             settings=settings("fairness.threshold", "fairness.bootstrap.confidence",
                               "fairness.attributes"),
         log:
-            "logs/analysis/cross_study.log" if _root == "results"
-            else "logs/seeds/{seed}/analysis/cross_study.log",
+            job_log("analysis/cross_study", _root),
         benchmark:
-            "logs/benchmarks/analysis/cross_study.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/analysis/cross_study.tsv"
+            job_benchmark("analysis/cross_study", _root)
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py analysis cross-study {params.args}"
-            " --settings {params.settings:q} --out-dir $(dirname {output.btc:q}) > {log:q} 2>&1"
+            biasrepro("analysis cross-study {params.args}"
+                      " --settings {params.settings:q} --out-dir $(dirname {output.btc:q})")
 
 
 rule analysis_metrics:
@@ -149,18 +150,18 @@ rule analysis_metrics:
     params:
         args=lambda wildcards, input: cli_options(input, ["biasfinder", "representation"]),
     log:
-        "logs/analysis/metrics.log",
+        job_log("analysis/metrics"),
     benchmark:
-        "logs/benchmarks/analysis/metrics.tsv"
+        job_benchmark("analysis/metrics")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis metrics"
-        " --classification {input.classification:q} --fairness {input.fairness:q}"
-        " --controls {input.controls:q} --cross-study {input.cross_study:q}"
-        " {params.args} --out {output:q} > {log:q} 2>&1"
+        biasrepro("analysis metrics"
+                  " --classification {input.classification:q} --fairness {input.fairness:q}"
+                  " --controls {input.controls:q} --cross-study {input.cross_study:q}"
+                  " {params.args} --out {output:q}")
 
 
 rule run_record:
@@ -186,14 +187,14 @@ rule run_record:
         configfiles=" ".join(shlex.quote(os.path.relpath(f)) for f in workflow.configfiles),
         settings=settings("seed"),
     log:
-        "logs/analysis/run_record.log",
+        job_log("analysis/run_record"),
     benchmark:
-        "logs/benchmarks/analysis/run_record.tsv"
+        job_benchmark("analysis/run_record")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py analysis record --config-sha256 {params.config_sha256}"
-        " --configfiles {params.configfiles} --data {input.data:q} --tables {input.tables:q}"
-        " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
+        biasrepro("analysis record --config-sha256 {params.config_sha256}"
+                  " --configfiles {params.configfiles} --data {input.data:q} --tables {input.tables:q}"
+                  " --settings {params.settings:q} --out {output:q}")

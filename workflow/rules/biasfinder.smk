@@ -1,6 +1,9 @@
 """BiasFinder: word lists, parse once, templates, mutants, predictions, BTCs."""
 
 
+include: "helpers/biasfinder.smk"
+
+
 wildcard_constraints:
     characteristic="gender|occupation|country",
     corpus=re.escape(BF_CORPUS),
@@ -24,16 +27,16 @@ if BF_LISTS == "project":
             settings=settings("seed", "biasfinder.names", "biasfinder.countries"),
         priority: BF_PRIORITY
         log:
-            "logs/biasfinder_wordlists.log",
+            job_log("biasfinder_wordlists"),
         benchmark:
-            "logs/benchmarks/biasfinder_wordlists.tsv"
+            job_benchmark("biasfinder_wordlists")
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py biasfinder wordlists --settings {params.settings:q}"
-            " --names-out {output.names:q} --countries-out {output.countries:q} > {log:q} 2>&1"
+            biasrepro("biasfinder wordlists --settings {params.settings:q}"
+                      " --names-out {output.names:q} --countries-out {output.countries:q}")
 
 else:
 
@@ -51,18 +54,18 @@ else:
             lists=BF_LISTS_DIR,
         priority: BF_PRIORITY
         log:
-            "logs/biasfinder_wordlists.log",
+            job_log("biasfinder_wordlists"),
         benchmark:
-            "logs/benchmarks/biasfinder_wordlists.tsv"
+            job_benchmark("biasfinder_wordlists")
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py biasfinder import-lists"
-            " --input {input.original:q} --pronouns {input.pronouns:q}"
-            " --lists-out {params.lists:q} --names-out {output.names:q}"
-            " --countries-out {output.countries:q} > {log:q} 2>&1"
+            biasrepro("biasfinder import-lists"
+                      " --input {input.original:q} --pronouns {input.pronouns:q}"
+                      " --lists-out {params.lists:q} --names-out {output.names:q}"
+                      " --countries-out {output.countries:q}")
 
 
 rule biasfinder_parse:
@@ -79,17 +82,16 @@ rule biasfinder_parse:
     threads: BIASFINDER["parse"]["n_process"]
     priority: BF_PRIORITY
     log:
-        "logs/biasfinder_parse/{corpus}.log",
+        job_log("biasfinder_parse/{corpus}"),
     benchmark:
-        "logs/benchmarks/biasfinder_parse/{corpus}.tsv"
+        job_benchmark("biasfinder_parse/{corpus}")
     resources:
         **compute("parse", gpu=BIASFINDER["coref"]["backend"] == "fastcoref"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} biasfinder parse --input {input.corpus:q}"
-        " --wordlists {params.lists:q} --settings {params.settings:q} --out {output:q}"
-        " > {log:q} 2>&1"
+        biasrepro("--gpus {resources.gpu} biasfinder parse --input {input.corpus:q}"
+                  " --wordlists {params.lists:q} --settings {params.settings:q} --out {output:q}")
 
 
 rule biasfinder_templates:
@@ -106,18 +108,18 @@ rule biasfinder_templates:
         lists=wordlists_dir,
     priority: BF_PRIORITY
     log:
-        "logs/biasfinder_templates/{corpus}/{characteristic}.log",
+        job_log("biasfinder_templates/{corpus}/{characteristic}"),
     benchmark:
-        "logs/benchmarks/biasfinder_templates/{corpus}/{characteristic}.tsv"
+        job_benchmark("biasfinder_templates/{corpus}/{characteristic}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py biasfinder templates --parsed {input.parsed:q}"
-        " --wordlists {params.lists:q}"
-        " --characteristic {wildcards.characteristic} --settings {params.settings:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        biasrepro("biasfinder templates --parsed {input.parsed:q}"
+                  " --wordlists {params.lists:q}"
+                  " --characteristic {wildcards.characteristic} --settings {params.settings:q}"
+                  " --out {output:q}")
 
 
 rule biasfinder_mutants:
@@ -134,18 +136,18 @@ rule biasfinder_mutants:
         lists=wordlists_dir,
     priority: BF_PRIORITY
     log:
-        "logs/biasfinder_mutants/{corpus}/{characteristic}.log",
+        job_log("biasfinder_mutants/{corpus}/{characteristic}"),
     benchmark:
-        "logs/benchmarks/biasfinder_mutants/{corpus}/{characteristic}.tsv"
+        job_benchmark("biasfinder_mutants/{corpus}/{characteristic}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py biasfinder mutants --templates {input.templates:q}"
-        " --names {input.names:q} --country-names {input.countries:q}"
-        " --wordlists {params.lists:q}"
-        " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
+        biasrepro("biasfinder mutants --templates {input.templates:q}"
+                  " --names {input.names:q} --country-names {input.countries:q}"
+                  " --wordlists {params.lists:q}"
+                  " --settings {params.settings:q} --out {output:q}")
 
 
 for _root in RUN_ROOTS:
@@ -170,18 +172,16 @@ for _root in RUN_ROOTS:
             ),
         priority: BF_PRIORITY
         log:
-            "logs/biasfinder_predict/{corpus}/{model}.log" if _root == "results"
-            else "logs/seeds/{seed}/biasfinder_predict/{corpus}/{model}.log",
+            job_log("biasfinder_predict/{corpus}/{model}", _root),
         benchmark:
-            "logs/benchmarks/biasfinder_predict/{corpus}/{model}.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/biasfinder_predict/{corpus}/{model}.tsv"
+            job_benchmark("biasfinder_predict/{corpus}/{model}", _root)
         resources:
             **compute("score"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
-            " --input {input.mutants:q} --out {output:q} > {log:q} 2>&1"
+            biasrepro("--gpus {resources.gpu} predict --model {input.models:q}"
+                      " --input {input.mutants:q} --out {output:q}")
 
 
 for _root in RUN_ROOTS:
@@ -221,22 +221,20 @@ for _root in RUN_ROOTS:
             settings=settings("biasfinder.threshold", "biasfinder.lists", "biasfinder.occupation"),
             characteristics=" ".join(BF_CHARACTERISTICS),
         log:
-            "logs/biasfinder_btc/{corpus}/{model}/{method}.log" if _root == "results"
-            else "logs/seeds/{seed}/biasfinder_btc/{corpus}/{model}/{method}.log",
+            job_log("biasfinder_btc/{corpus}/{model}/{method}", _root),
         benchmark:
-            "logs/benchmarks/biasfinder_btc/{corpus}/{model}/{method}.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/biasfinder_btc/{corpus}/{model}/{method}.tsv"
+            job_benchmark("biasfinder_btc/{corpus}/{model}/{method}", _root)
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py biasfinder btc --templates {input.templates:q}"
-            " --mutants {input.mutants:q} --predictions {input.predictions:q}"
-            " --characteristic {params.characteristics}"
-            " --model-name {wildcards.model} --method {wildcards.method}"
-            " --settings {params.settings:q} --out-pairs {output.pairs:q}"
-            " --out-counts {output.counts:q} --out-summary {output.summary:q} > {log:q} 2>&1"
+            biasrepro("biasfinder btc --templates {input.templates:q}"
+                      " --mutants {input.mutants:q} --predictions {input.predictions:q}"
+                      " --characteristic {params.characteristics}"
+                      " --model-name {wildcards.model} --method {wildcards.method}"
+                      " --settings {params.settings:q} --out-pairs {output.pairs:q}"
+                      " --out-counts {output.counts:q} --out-summary {output.summary:q}")
 
 
 rule biasfinder_annotation:
@@ -254,18 +252,18 @@ rule biasfinder_annotation:
     params:
         settings=settings("seed", "biasfinder.annotation"),
     log:
-        "logs/biasfinder_annotation/{corpus}/{model}/{method}.log",
+        job_log("biasfinder_annotation/{corpus}/{model}/{method}"),
     benchmark:
-        "logs/benchmarks/biasfinder_annotation/{corpus}/{model}/{method}.tsv"
+        job_benchmark("biasfinder_annotation/{corpus}/{model}/{method}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py biasfinder annotate sample --pairs {input.pairs:q}"
-        " --mutants {input.mutants:q}"
-        " --settings {params.settings:q} --out {output.sample:q} --key {output.key:q}"
-        " --guide {output.guide:q} > {log:q} 2>&1"
+        biasrepro("biasfinder annotate sample --pairs {input.pairs:q}"
+                  " --mutants {input.mutants:q}"
+                  " --settings {params.settings:q} --out {output.sample:q} --key {output.key:q}"
+                  " --guide {output.guide:q}")
 
 
 for _root in RUN_ROOTS:
@@ -283,16 +281,13 @@ for _root in RUN_ROOTS:
             md=f"{_root}/biasfinder/{{corpus}}/table4.md",
             csv=f"{_root}/biasfinder/{{corpus}}/table4.csv",
         log:
-            "logs/biasfinder_table/{corpus}.log" if _root == "results"
-            else "logs/seeds/{seed}/biasfinder_table/{corpus}.log",
+            job_log("biasfinder_table/{corpus}", _root),
         benchmark:
-            "logs/benchmarks/biasfinder_table/{corpus}.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/biasfinder_table/{corpus}.tsv"
+            job_benchmark("biasfinder_table/{corpus}", _root)
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py biasfinder table --inputs {input:q}"
-            " --out-json {output.json:q} --out-md {output.md:q} --out-csv {output.csv:q}"
-            " > {log:q} 2>&1"
+            biasrepro("biasfinder table --inputs {input:q}"
+                      " --out-json {output.json:q} --out-md {output.md:q} --out-csv {output.csv:q}")

@@ -1,6 +1,9 @@
 """Data stage: the planted-bias world, verified downloads, cleaning and splitting, summary."""
 
 
+include: "helpers/data.smk"
+
+
 rule world_reviews:
     """IMDB-shaped reviews with a planted identity–label association (train split only)."""
     output:
@@ -11,16 +14,16 @@ rule world_reviews:
     params:
         settings=settings("seed", "world.reviews"),
     log:
-        "logs/world_reviews.log",
+        job_log("world_reviews"),
     benchmark:
-        "logs/benchmarks/world_reviews.tsv"
+        job_benchmark("world_reviews")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py world reviews --settings {params.settings:q}"
-        " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+        biasrepro("world reviews --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.train:q})")
 
 
 rule world_comments:
@@ -33,16 +36,16 @@ rule world_comments:
             "seed", "identities", "attributes", "preprocess.civil_comments", "world.comments"
         ),
     log:
-        "logs/world_comments.log",
+        job_log("world_comments"),
     benchmark:
-        "logs/benchmarks/world_comments.tsv"
+        job_benchmark("world_comments")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py world comments --settings {params.settings:q}"
-        " --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
+        biasrepro("world comments --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.csv:q})")
 
 
 rule world_sst:
@@ -52,16 +55,16 @@ rule world_sst:
     params:
         settings=settings("seed", "world.sst"),
     log:
-        "logs/world_sst.log",
+        job_log("world_sst"),
     benchmark:
-        "logs/benchmarks/world_sst.tsv"
+        job_benchmark("world_sst")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py world sst --settings {params.settings:q}"
-        " --out-dir $(dirname {output.csv:q}) > {log:q} 2>&1"
+        biasrepro("world sst --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.csv:q})")
 
 
 rule download:
@@ -73,16 +76,16 @@ rule download:
         settings=download_settings,
         args=download_command,
     log:
-        "logs/download/{dataset}/{name}.log",
+        job_log("download/{dataset}/{name}"),
     benchmark:
-        "logs/benchmarks/download/{dataset}/{name}.tsv"
+        job_benchmark("download/{dataset}/{name}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py download {params.args}"
-        " --out {output:q} > {log:q} 2>&1"
+        biasrepro("download {params.args}"
+                  " --out {output:q}")
 
 
 rule prepare_imdb:
@@ -98,16 +101,16 @@ rule prepare_imdb:
         fmt=raw_format("imdb"),
         inputs=cli_inputs,
     log:
-        "logs/prepare_imdb.log",
+        job_log("prepare_imdb"),
     benchmark:
-        "logs/benchmarks/prepare_imdb.tsv"
+        job_benchmark("prepare_imdb")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py prepare imdb --format {params.fmt} --input {params.inputs}"
-        " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+        biasrepro("prepare imdb --format {params.fmt} --input {params.inputs}"
+                  " --out-dir $(dirname {output.train:q})")
 
 
 rule prepare_civil_comments:
@@ -126,17 +129,17 @@ rule prepare_civil_comments:
         member=member_arg("civil_comments"),
         inputs=cli_inputs,
     log:
-        "logs/prepare_civil_comments.log",
+        job_log("prepare_civil_comments"),
     benchmark:
-        "logs/benchmarks/prepare_civil_comments.tsv"
+        job_benchmark("prepare_civil_comments")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py prepare civil-comments --format {params.fmt} --input {params.inputs}"
-        " {params.member} --settings {params.settings:q}"
-        " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+        biasrepro("prepare civil-comments --format {params.fmt} --input {params.inputs}"
+                  " {params.member} --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.train:q})")
 
 
 rule prepare_sst:
@@ -150,16 +153,16 @@ rule prepare_sst:
         settings=settings("datasets.sst"),
         inputs=cli_inputs,
     log:
-        "logs/prepare_sst.log",
+        job_log("prepare_sst"),
     benchmark:
-        "logs/benchmarks/prepare_sst.tsv"
+        job_benchmark("prepare_sst")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py prepare sst --input {params.inputs}"
-        " --out-dir $(dirname {output.data:q}) > {log:q} 2>&1"
+        biasrepro("prepare sst --input {params.inputs}"
+                  " --out-dir $(dirname {output.data:q})")
 
 
 rule data_summary:
@@ -174,13 +177,13 @@ rule data_summary:
     params:
         settings=settings("attributes", "identities", "preprocess.civil_comments"),
     log:
-        "logs/data_summary.log",
+        job_log("data_summary"),
     benchmark:
-        "logs/benchmarks/data_summary.tsv"
+        job_benchmark("data_summary")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py summary --data-dir results/data --settings {params.settings:q}"
-        " --out-json {output.json:q} --out-md {output.md:q} > {log:q} 2>&1"
+        biasrepro("summary --data-dir results/data --settings {params.settings:q}"
+                  " --out-json {output.json:q} --out-md {output.md:q}")

@@ -2,6 +2,9 @@
 debiased training sets and the study's tables (rules predict_{task} score the fairness sets)."""
 
 
+include: "helpers/fairness.smk"
+
+
 wildcard_constraints:
     kind="perturbed|perturbed_stratified",
 
@@ -21,17 +24,17 @@ rule imdb_gendered:
     params:
         settings=settings("seed", "preprocess.imdb_gendered"),
     log:
-        "logs/imdb_gendered.log",
+        job_log("imdb_gendered"),
     benchmark:
-        "logs/benchmarks/imdb_gendered.tsv"
+        job_benchmark("imdb_gendered")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py perturb imdb-gendered"
-        " --train {input.train:q} --test {input.test:q} --settings {params.settings:q}"
-        " --out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+        biasrepro("perturb imdb-gendered"
+                  " --train {input.train:q} --test {input.test:q} --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.train:q})")
 
 
 rule imdb_gendered_perturbed_test:
@@ -48,18 +51,17 @@ rule imdb_gendered_perturbed_test:
                           "preprocess.civil_comments.identity_threshold",
                           "perturbation.spacy_model", "fairness.attributes.sentiment"),
     log:
-        "logs/imdb_gendered_perturbed_test.log",
+        job_log("imdb_gendered_perturbed_test"),
     benchmark:
-        "logs/benchmarks/imdb_gendered_perturbed_test.tsv"
+        job_benchmark("imdb_gendered_perturbed_test")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py perturb training --task sentiment"
-        " --input {input.test:q} --lexicon {input.lexicon:q} --identity-column gender"
-        " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}"
-        " > {log:q} 2>&1"
+        biasrepro("perturb training --task sentiment"
+                  " --input {input.test:q} --lexicon {input.lexicon:q} --identity-column gender"
+                  " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}")
 
 
 rule fairness_sets:
@@ -76,18 +78,18 @@ rule fairness_sets:
         settings=fairness_set_settings,
         column=lambda w: FAIRNESS_IDENTITY[w.task],
     log:
-        "logs/fairness_sets/{task}.log",
+        job_log("fairness_sets/{task}"),
     benchmark:
-        "logs/benchmarks/fairness_sets/{task}.tsv"
+        job_benchmark("fairness_sets/{task}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py perturb fairness-sets --task {wildcards.task}"
-        " --input {input.data:q} --identity-column {params.column} --lexicon {input.lexicon:q}"
-        " --settings {params.settings:q} --out-original {output.original:q}"
-        " --out-balanced {output.balanced:q} --stats {output.stats:q} > {log:q} 2>&1"
+        biasrepro("perturb fairness-sets --task {wildcards.task}"
+                  " --input {input.data:q} --identity-column {params.column} --lexicon {input.lexicon:q}"
+                  " --settings {params.settings:q} --out-original {output.original:q}"
+                  " --out-balanced {output.balanced:q} --stats {output.stats:q}")
 
 
 rule restratify_training:
@@ -102,17 +104,17 @@ rule restratify_training:
         settings=restratify_settings,
         model=restratify_model_arg,
     log:
-        "logs/restratify_training.log",
+        job_log("restratify_training"),
     benchmark:
-        "logs/benchmarks/restratify_training.tsv"
+        job_benchmark("restratify_training")
     resources:
         **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} perturb restratify --input {input.train:q}"
-        " --lexicon {input.lexicon:q} {params.model} --settings {params.settings:q}"
-        " --out {output.data:q} --stats {output.stats:q} > {log:q} 2>&1"
+        biasrepro("--gpus {resources.gpu} perturb restratify --input {input.train:q}"
+                  " --lexicon {input.lexicon:q} {params.model} --settings {params.settings:q}"
+                  " --out {output.data:q} --stats {output.stats:q}")
 
 
 rule perturb_training:
@@ -127,18 +129,17 @@ rule perturb_training:
         settings=perturb_settings,
         column=lambda w: "--identity-column gender" if w.task == "sentiment" else "",
     log:
-        "logs/perturb_training/{task}/{kind}.log",
+        job_log("perturb_training/{task}/{kind}"),
     benchmark:
-        "logs/benchmarks/perturb_training/{task}/{kind}.tsv"
+        job_benchmark("perturb_training/{task}/{kind}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py perturb training --task {wildcards.task}"
-        " --input {input.train:q} --lexicon {input.lexicon:q} {params.column}"
-        " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}"
-        " > {log:q} 2>&1"
+        biasrepro("perturb training --task {wildcards.task}"
+                  " --input {input.train:q} --lexicon {input.lexicon:q} {params.column}"
+                  " --settings {params.settings:q} --out {output.data:q} --stats {output.stats:q}")
 
 
 for _root in RUN_ROOTS:
@@ -166,17 +167,15 @@ for _root in RUN_ROOTS:
             training=fairness_training_args,
             representation=representation_arg,
         log:
-            "logs/fairness_report/{task}.log" if _root == "results"
-            else "logs/seeds/{seed}/fairness_report/{task}.log",
+            job_log("fairness_report/{task}", _root),
         benchmark:
-            "logs/benchmarks/fairness_report/{task}.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/fairness_report/{task}.tsv"
+            job_benchmark("fairness_report/{task}", _root)
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py fairness report --task {wildcards.task}"
-            " --original {input.set_original:q} --balanced {input.set_balanced:q}"
-            " --predictions {input.predictions:q} --training {params.training}"
-            " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q}) > {log:q} 2>&1"
+            biasrepro("fairness report --task {wildcards.task}"
+                      " --original {input.set_original:q} --balanced {input.set_balanced:q}"
+                      " --predictions {input.predictions:q} --training {params.training}"
+                      " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q})")

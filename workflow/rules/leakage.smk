@@ -6,6 +6,9 @@ model would be scored on a text it was fitted on produces no tables."""
 import json
 
 
+include: "helpers/leakage.smk"
+
+
 rule leakage_check:
     """Fail when a model's training or validation texts are in a set it is scored on
     (whitespace-folded, case-sensitive exact match, hashed); report every overlap."""
@@ -18,14 +21,13 @@ rule leakage_check:
         plan=lambda w: json.dumps(leakage_plan(w.task), sort_keys=True),
         settings=lambda w: settings(f"leakage.identical_texts.{w.task}"),
     log:
-        "logs/leakage_check/{task}.log",
+        job_log("leakage_check/{task}"),
     benchmark:
-        "logs/benchmarks/leakage_check/{task}.tsv"
+        job_benchmark("leakage_check/{task}")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py leakage --plan {params.plan:q}"
-        " --settings {params.settings:q} --out-json {output.json:q} --out-md {output.md:q}"
-        " > {log:q} 2>&1"
+        biasrepro("leakage --plan {params.plan:q}"
+                  " --settings {params.settings:q} --out-json {output.json:q} --out-md {output.md:q}")

@@ -1,6 +1,9 @@
 """Models: embedded tiny BERT/ALBERT/RoBERTa, fine-tuning per task, test-set scoring."""
 
 
+include: "helpers/models.smk"
+
+
 wildcard_constraints:
     task="sentiment|toxicity",
     model=alternation(MODELS),
@@ -16,16 +19,16 @@ rule world_stereotypes:
     params:
         settings=settings("seed", "models.embedded.stereotypes"),
     log:
-        "logs/world_stereotypes.log",
+        job_log("world_stereotypes"),
     benchmark:
-        "logs/benchmarks/world_stereotypes.tsv"
+        job_benchmark("world_stereotypes")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py world stereotypes --settings {params.settings:q}"
-        " --out-dir $(dirname {output.sentences:q}) > {log:q} 2>&1"
+        biasrepro("world stereotypes --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.sentences:q})")
 
 
 rule pretrain_embedded:
@@ -39,17 +42,17 @@ rule pretrain_embedded:
     params:
         settings=pretrain_settings,
     log:
-        "logs/pretrain_embedded/{model}.log",
+        job_log("pretrain_embedded/{model}"),
     benchmark:
-        "logs/benchmarks/pretrain_embedded/{model}.tsv"
+        job_benchmark("pretrain_embedded/{model}")
     resources:
         **compute("train"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} pretrain --model {wildcards.model}"
-        " --corpus {input.reviews:q} {input.comments:q} {input.stereotypes:q}"
-        " --settings {params.settings:q} --out-dir {output:q} > {log:q} 2>&1"
+        biasrepro("--gpus {resources.gpu} pretrain --model {wildcards.model}"
+                  " --corpus {input.reviews:q} {input.comments:q} {input.stereotypes:q}"
+                  " --settings {params.settings:q} --out-dir {output:q}")
 
 
 # One fine-tuning job per task and model: its methods' fine-tunings run in turn in one process
@@ -75,34 +78,17 @@ for _root, _task in [(r, t) for r in RUN_ROOTS for t in TASK_METHODS]:
             task=_task,
         priority: int(_task == "sentiment")
         log:
-            f"logs/finetune/{_task}/{{model}}.log" if _root == "results"
-            else f"logs/seeds/{{seed}}/finetune/{_task}/{{model}}.log",
+            job_log(f"finetune/{_task}/{{model}}", _root),
         benchmark:
-            f"logs/benchmarks/finetune/{_task}/{{model}}.tsv" if _root == "results"
-            else f"logs/benchmarks/seeds/{{seed}}/finetune/{_task}/{{model}}.tsv"
+            job_benchmark(f"finetune/{_task}/{{model}}", _root)
         resources:
             **compute("train"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} finetune --model {wildcards.model}"
-            " --task {params.task} {params.runs} {params.seed} --settings {params.settings:q}"
-            " --out-dir {output:q} > {log:q} 2>&1"
-
-
-# The sets every model of a task scores (file stem -> data): the test split, the validation
-# split where the task's data has one, and both fairness sets. The toxicity paper's two sets
-# of baseline AUCs (§4.2; Tables 5-8) come from different sets, so each is measured.
-SCORED_SETS = {
-    task: {
-        "test": data["test"],
-        **({"validation": data["validation"]} if "validation" in data else {}),
-        "fairness-original": f"results/{task}/fairness/original.parquet",
-        "fairness-balanced": f"results/{task}/fairness/balanced.parquet",
-        **(IMDB_GENDERED_SETS if task == "sentiment" else {}),
-    }
-    for task, data in TASK_DATA.items()
-}
+            biasrepro("--gpus {resources.gpu} finetune --model {wildcards.model}"
+                      " --task {params.task} {params.runs} {params.seed} --settings {params.settings:q}"
+                      " --out-dir {output:q}")
 
 
 # One scoring job per task and model: each method's fine-tuned model is loaded in turn and
@@ -121,19 +107,17 @@ for _root, (_task, _methods) in [(r, tm) for r in RUN_ROOTS for tm in TASK_METHO
             [f"{_root}/predictions/{_task}/{{model}}/{m}/{name}.parquet"
              for m in _methods for name in SCORED_SETS[_task]],
         log:
-            f"logs/predict_{_task}/{{model}}.log" if _root == "results"
-            else f"logs/seeds/{{seed}}/predict_{_task}/{{model}}.log",
+            job_log(f"predict_{_task}/{{model}}", _root),
         benchmark:
-            f"logs/benchmarks/predict_{_task}/{{model}}.tsv" if _root == "results"
-            else f"logs/benchmarks/seeds/{{seed}}/predict_{_task}/{{model}}.tsv"
+            job_benchmark(f"predict_{_task}/{{model}}", _root)
         resources:
             **compute("score"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} predict --model {input.models:q}"
-            " --input {input.sets:q}"
-            " --out {output:q} > {log:q} 2>&1"
+            biasrepro("--gpus {resources.gpu} predict --model {input.models:q}"
+                      " --input {input.sets:q}"
+                      " --out {output:q}")
 
 
 for _root in RUN_ROOTS:
@@ -156,15 +140,13 @@ for _root in RUN_ROOTS:
             json=f"{_root}/metrics/classification.json",
             md=f"{_root}/metrics/classification.md",
         log:
-            "logs/model_metrics.log" if _root == "results"
-            else "logs/seeds/{seed}/model_metrics.log",
+            job_log("model_metrics", _root),
         benchmark:
-            "logs/benchmarks/model_metrics.tsv" if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/model_metrics.tsv"
+            job_benchmark("model_metrics", _root)
         resources:
             **compute("light"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py metrics-table --inputs {input:q}"
-            " --out-json {output.json:q} --out-md {output.md:q} > {log:q} 2>&1"
+            biasrepro("metrics-table --inputs {input:q}"
+                      " --out-json {output.json:q} --out-md {output.md:q}")

@@ -1,6 +1,9 @@
 """Representation bias (CrowS-Pairs, StereoSet, SEAT; Table 4) and SentenceDebias (§6.2, §6.6)."""
 
 
+include: "helpers/representation.smk"
+
+
 rule world_benchmarks:
     """CrowS-Pairs-, StereoSet- and SEAT-format sets and attribute words from the world's
     planted stereotypes (a seeded sample of their sentence variants)."""
@@ -12,16 +15,16 @@ rule world_benchmarks:
     params:
         settings=settings("seed", "attributes", "models.embedded.stereotypes.associations"),
     log:
-        "logs/world_benchmarks.log",
+        job_log("world_benchmarks"),
     benchmark:
-        "logs/benchmarks/world_benchmarks.tsv"
+        job_benchmark("world_benchmarks")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py world benchmarks --settings {params.settings:q}"
-        " --out-dir $(dirname {output.crows:q}) > {log:q} 2>&1"
+        biasrepro("world benchmarks --settings {params.settings:q}"
+                  " --out-dir $(dirname {output.crows:q})")
 
 
 rule sentdebias_subspace:
@@ -34,18 +37,17 @@ rule sentdebias_subspace:
         settings=settings("seed", "models.registry", "representation"),
         attributes=" ".join(SUBSPACE_ATTRIBUTES),
     log:
-        "logs/sentdebias_subspace/{model}.log",
+        job_log("sentdebias_subspace/{model}"),
     benchmark:
-        "logs/benchmarks/sentdebias_subspace/{model}.tsv"
+        job_benchmark("sentdebias_subspace/{model}")
     resources:
         **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {wildcards.model}"
-        " --attribute {params.attributes} --stage upstream --words {input.words:q}"
-        " --corpus {input.corpus:q} --settings {params.settings:q} --out {output:q}"
-        " > {log:q} 2>&1"
+        biasrepro("--gpus {resources.gpu} representation subspace --model {wildcards.model}"
+                  " --attribute {params.attributes} --stage upstream --words {input.words:q}"
+                  " --corpus {input.corpus:q} --settings {params.settings:q} --out {output:q}")
 
 
 rule representation_score:
@@ -63,18 +65,18 @@ rule representation_score:
         variants=variant_args,
         out_dir=lambda wildcards: f"results/representation/scores/{wildcards.model}",
     log:
-        "logs/representation_score/{model}.log",
+        job_log("representation_score/{model}"),
     benchmark:
-        "logs/benchmarks/representation_score/{model}.tsv"
+        job_benchmark("representation_score/{model}")
     resources:
         **compute("score"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation score --model {wildcards.model}"
-        " --variant {params.variants} --crows {input.crows:q}"
-        " --stereoset {input.stereoset:q} --seat {input.seat:q}"
-        " --settings {params.settings:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        biasrepro("--gpus {resources.gpu} representation score --model {wildcards.model}"
+                  " --variant {params.variants} --crows {input.crows:q}"
+                  " --stereoset {input.stereoset:q} --seat {input.seat:q}"
+                  " --settings {params.settings:q} --out-dir {params.out_dir:q}")
 
 
 rule representation_table:
@@ -85,16 +87,16 @@ rule representation_table:
         csv="results/representation/table4.csv",
         md="results/representation/table4.md",
     log:
-        "logs/representation_table.log",
+        job_log("representation_table"),
     benchmark:
-        "logs/benchmarks/representation_table.tsv"
+        job_benchmark("representation_table")
     resources:
         **compute("light"),
     conda:
         CONDA_ENV
     shell:
-        "python workflow/scripts/biasrepro.py representation table --inputs {input:q}"
-        " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
+        biasrepro("representation table --inputs {input:q}"
+                  " --out-csv {output.csv:q} --out-md {output.md:q}")
 
 
 for _root in RUN_ROOTS:
@@ -115,18 +117,14 @@ for _root in RUN_ROOTS:
         # as finetune: the sentiment models first, for BiasFinder
         priority: lambda wildcards: int(wildcards.task == "sentiment")
         log:
-            "logs/sentdebias_downstream/{task}/{model}/{method}.log" if _root == "results"
-            else "logs/seeds/{seed}/sentdebias_downstream/{task}/{model}/{method}.log",
+            job_log("sentdebias_downstream/{task}/{model}/{method}", _root),
         benchmark:
-            "logs/benchmarks/sentdebias_downstream/{task}/{model}/{method}.tsv"
-            if _root == "results"
-            else "logs/benchmarks/seeds/{seed}/sentdebias_downstream/{task}/{model}/{method}.tsv"
+            job_benchmark("sentdebias_downstream/{task}/{model}/{method}", _root)
         resources:
             **compute("score"),
         conda:
             CONDA_ENV
         shell:
-            "python workflow/scripts/biasrepro.py --gpus {resources.gpu} representation subspace --model {input.model:q}"
-            " --attribute {params.attribute} --stage downstream --words {input.words:q}"
-            " --corpus {input.corpus:q} --settings {params.settings:q} --out-dir {output:q}"
-            " > {log:q} 2>&1"
+            biasrepro("--gpus {resources.gpu} representation subspace --model {input.model:q}"
+                      " --attribute {params.attribute} --stage downstream --words {input.words:q}"
+                      " --corpus {input.corpus:q} --settings {params.settings:q} --out-dir {output:q}")
