@@ -6,7 +6,7 @@
 #   docker build -t ghcr.io/biasrepro/biasrepro:0.1.0 .
 #   docker run --rm --gpus all -v "$PWD":/project ghcr.io/biasrepro/biasrepro:0.1.0
 # or, per job, through Snakemake's Apptainer support (the SLURM profile passes --nv):
-#   snakemake --workflow-profile workflow/profiles/slurm --sdm apptainer ...
+#   snakemake --workflow-profile profiles/slurm --sdm apptainer ...
 # Apptainer runs `apptainer exec --home <workdir> --nv <image> bash -c '<job>'`: as the
 # calling user (not USER), in the working directory (not WORKDIR), without ENTRYPOINT, on a
 # read-only image, with the host's /tmp, $HOME and working directory bound over it. Hence

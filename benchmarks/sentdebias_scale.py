@@ -2,7 +2,7 @@
 
 Generates, seeded, a Wikipedia-2.5-like text file of ``--sentences`` sentences (default
 4,000,000, the size estimated for bias-bench's corpus in
-``workflow/profiles/slurm/costs.yaml``): paragraphs of 1-4 sentences of 12-40 words per line,
+``profiles/slurm/costs.yaml``): paragraphs of 1-4 sentences of 12-40 words per line,
 from common English words and invented rare ones, a gender word of bias-bench's tuples in
 40 % of the sentences, a race word in 3 % and a religion word in 1 % (the attribute-word
 rates of ``costs.yaml``'s ``sentdebias_corpus``), and a ``bias_attribute_words.json``. With

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from biasrepro import cli
+from biasrepro import cli, layout
 
 DOC = REPO / "docs" / "architecture.md"
 RULES = REPO / "workflow" / "rules"
@@ -89,13 +89,13 @@ def test_the_layout_lists_every_package_area() -> None:
         assert f"`{name}`" in doc, name
 
 
-def test_one_snakefile_beside_its_profiles() -> None:
-    """One Snakefile, in workflow/ (the Snakemake workflow catalog's place): Snakemake finds
-    it from the repository root, and finds workflow/profiles/default (the one-GPU-job
-    limit) relative to it; a root Snakefile would silently lose that profile."""
-    assert (REPO / "workflow" / "Snakefile").is_file()
-    assert (REPO / "workflow" / "profiles" / "default" / "profile.yaml").is_file()
-    for other in ("Snakefile", "snakefile", "workflow/snakefile"):
+def test_one_snakefile_at_the_root_beside_its_profiles() -> None:
+    """One Snakefile, at the repository root with the rules in workflow/rules/: Snakemake
+    finds it there and finds profiles/default (the one-GPU-job limit) beside it; a second
+    Snakefile in a place Snakemake also looks would be ambiguous."""
+    assert layout.SNAKEFILE == "Snakefile" and (REPO / layout.SNAKEFILE).is_file()
+    assert (REPO / "profiles" / "default" / "profile.yaml").is_file()
+    for other in ("snakefile", "workflow/Snakefile", "workflow/snakefile", "workflow/profiles"):
         assert not (REPO / other).exists(), other
 
 

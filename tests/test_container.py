@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
-SLURM_PROFILE = REPO / "workflow" / "profiles" / "slurm" / "profile.yaml"
+SLURM_PROFILE = REPO / "profiles" / "slurm" / "profile.yaml"
 CONSTRAINTS = REPO / "constraints.txt"
 SNAKEFILES = [REPO / "Snakefile", REPO / "workflow" / "Snakefile"]  # where snakemake looks
 TORCH = "2.13.0"  # installed first and apart from the lock (offline-environment notes)
@@ -587,7 +587,7 @@ def test_snakemake_runs_a_job_in_the_image_with_the_gpu_flag(tmp_path, prebuilt)
                    FAKE_APPTAINER_LOG=str(log), FAKE_APPTAINER_PATH=image_path)
     run_env.pop("APPTAINER_CACHEDIR", None)  # Snakemake's default for --apptainer-prefix
     proc = subprocess.run(
-        [str(BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm",
+        [str(BIN / "snakemake"), "--workflow-profile", "profiles/slurm",
          "--executor", "local", "--cores", "1", CHEAP_TARGET, "--sdm", "apptainer", *args],
         cwd=repo, env=run_env, capture_output=True, text=True, timeout=120,
     )

@@ -75,7 +75,7 @@ def test_stages_depend_on_the_modules_their_command_imports() -> None:
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
 
     def code(name: str) -> set[str]:
-        return {d for d in stages[name]["deps"] if d.startswith(("src/", "workflow/"))}
+        return {d for d in stages[name]["deps"] if d.startswith(("src/", "workflow/", "Snakefile"))}
 
     def using(path: str) -> set[str]:
         return {name for name in stages if path in code(name)}
@@ -87,7 +87,7 @@ def test_stages_depend_on_the_modules_their_command_imports() -> None:
     assert "src/biasrepro/models/finetune.py" in finetune
     assert not any(d.startswith(("src/biasrepro/analysis/", "src/biasrepro/biasfinder/"))
                    for d in finetune)
-    assert {"workflow/Snakefile", "workflow/rules/common.smk", "workflow/rules/models.smk",
+    assert {"Snakefile", "workflow/rules/common.smk", "workflow/rules/models.smk",
             "workflow/scripts/biasrepro.py"} <= finetune
     assert "workflow/rules/analysis.smk" not in finetune
     # its rule file's helpers (included by models.smk), not another rule file's

@@ -1,7 +1,7 @@
 """The workflow on a real SLURM cluster through snakemake-executor-plugin-slurm.
 
 A single-node cluster (munged, slurmctld, slurmd from Debian's packages; tests/slurm_local.py)
-runs the small profile with workflow/profiles/slurm. Every job must go through sbatch and
+runs the small profile with profiles/slurm. Every job must go through sbatch and
 ask for its rule family's resources, and the results must be byte-identical to the local
 run of the same profile. Needs root; skips with the reason otherwise. Opt-in, to keep the suite
 short: ``BIASREPRO_SLURM=1 .venv/bin/python -m pytest -m slurm``.
@@ -32,7 +32,7 @@ SUBMITTED = re.compile(
 
 #: the Snakefile's `localrules:` block
 LOCAL_RULES = set(re.findall(r"^\s+(\w+),$", re.search(
-    r"^localrules:\n((?:\s+\w+,\n)+)", (REPO / "workflow/Snakefile").read_text(),
+    r"^localrules:\n((?:\s+\w+,\n)+)", (REPO / "Snakefile").read_text(),
     re.M).group(1), re.M))
 
 
@@ -59,7 +59,7 @@ def test_small_profile_through_slurm_matches_a_local_run(small_run: Path, tmp_pa
         daemons = {name: proc.pid for name, proc in cluster.procs.items()}
         proc = subprocess.run(
             ["timeout", "-k", "10", "540", str(BIN / "snakemake"),
-             "--workflow-profile", "workflow/profiles/slurm",
+             "--workflow-profile", "profiles/slurm",
              "--configfile", SMALL_CONFIG, "cluster.yaml", "--jobs", "4",
              # no slurmdbd here: sacct cannot answer
              "--slurm-status-command", "squeue",

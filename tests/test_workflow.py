@@ -44,7 +44,7 @@ def test_every_rule_has_log_benchmark_conda_and_resources() -> None:
 
 
 def test_default_profile_limits_gpu_jobs_to_one() -> None:
-    profile = yaml.safe_load((REPO / "workflow/profiles/default/profile.yaml").read_text())
+    profile = yaml.safe_load((REPO / "profiles/default/profile.yaml").read_text())
     assert profile["resources"]["gpu"] == 1
     assert profile["default-resources"]["gpu"] == 0
     assert profile["rerun-incomplete"] is True

@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from biasrepro import snakedag
+from biasrepro import layout, snakedag
 from biasrepro.config import REPO_ROOT
 from biasrepro.errors import BiasreproError
 
@@ -478,9 +478,9 @@ def render_files(configfile: Path = DEFAULT_CONFIG, repo: Path = REPO_ROOT,
 
 def checkout_root(start: Path | None = None) -> Path:
     """The checkout to derive ``dvc.yaml`` for: ``start`` (default: the working directory)
-    when it holds ``workflow/Snakefile``, else the one this package belongs to."""
+    when it holds the workflow's Snakefile, else the one this package belongs to."""
     here = Path.cwd() if start is None else Path(start)
-    return here if (here / "workflow" / "Snakefile").is_file() else REPO_ROOT
+    return here if (here / layout.SNAKEFILE).is_file() else REPO_ROOT
 
 
 def _stale(rendered: dict[Path, str], repo: Path) -> list[Path]:

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any
 
+#: the workflow's one Snakefile, at the checkout's root (rules in workflow/rules/); Snakemake
+#: finds it and profiles/default from there
+SNAKEFILE = "Snakefile"
 RESULTS = "results"
 #: the embedded default's generated inputs (docs/architecture.md, "The embedded default")
 WORLD = "resources/world"

@@ -5,7 +5,7 @@ built in-process (:mod:`snakemake.api`, nothing downloaded or run) with ``comput
 forced to 1, as on a GPU cluster, whatever this machine has. A GPU job is one whose ``gpu``
 resource is then above 0; CPU jobs are counted with 0 GPU-hours.
 
-Cost model of a GPU job, in GPU-seconds (every number in ``workflow/profiles/slurm/costs.yaml``,
+Cost model of a GPU job, in GPU-seconds (every number in ``profiles/slurm/costs.yaml``,
 each with its source or marked as an assumption)::
 
     seconds = job_s + runs * run_s + sum over works of max(k*N*T / (peak*mfu), batches*floor)
@@ -65,7 +65,7 @@ from biasrepro.models import training
 
 log = logging.getLogger(__name__)
 
-COSTS = Path("workflow/profiles/slurm/costs.yaml")
+COSTS = Path("profiles/slurm/costs.yaml")
 #: this checkout (src/biasrepro/plan.py -> the repository root)
 REPO = Path(__file__).resolve().parents[2]
 COLUMNS = ("rule", "jobs", "gpu_jobs", "gpu_hours_low", "gpu_hours_high", "family",
@@ -167,7 +167,7 @@ def _run_values(runs: Any, option: str, n: int) -> tuple[str, ...]:
 
 
 def load_costs(path: Path) -> dict[str, Any]:
-    """The cost model YAML (``workflow/profiles/slurm/costs.yaml``)."""
+    """The cost model YAML (``profiles/slurm/costs.yaml``)."""
     return cfg.read_mapping(path, "cost model file")
 
 

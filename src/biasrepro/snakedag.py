@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from biasrepro import layout
 from biasrepro.errors import ConfigError
 
 T = TypeVar("T")
@@ -41,7 +42,7 @@ def dag_jobs(configfile: Path, repo: Path, convert: Callable[[Any, int], T],
                 resource_settings=ResourceSettings(cores=1),
                 config_settings=ConfigSettings(configfiles=[configfile],
                                                config=dict(config or {})),
-                snakefile=repo / "workflow" / "Snakefile",
+                snakefile=repo / layout.SNAKEFILE,
                 workdir=repo,
             )
             wf.dag(DAGSettings(forceall=True))

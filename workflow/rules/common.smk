@@ -13,7 +13,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the Snakefile is at the root
 from biasrepro import config as brconfig  # noqa: E402  (light: stdlib, yaml, jsonschema)
 from biasrepro import gpu as brgpu  # noqa: E402
 from biasrepro import layout  # noqa: E402  (stdlib only: every path and the study matrix)
@@ -90,8 +90,8 @@ GPUS = (1 if brgpu.visible_devices() else 0) if COMPUTE["gpus"] == "auto" else i
 def compute(family, gpu=True):
     """A job's resources: its family's memory and runtime (config `compute.families`), one
     `gpu` where the family uses one, and the SLURM partition, account and GPU model
-    (`compute.slurm`) that workflow/profiles/slurm turns into sbatch options. Locally only
-    `gpu` is limited (workflow/profiles/default), so one GPU job runs at a time per GPU."""
+    (`compute.slurm`) that profiles/slurm turns into sbatch options. Locally only
+    `gpu` is limited (profiles/default), so one GPU job runs at a time per GPU."""
     fam = COMPUTE["families"][family]
     gpus = GPUS if fam["gpu"] and gpu else 0
     slurm = COMPUTE["slurm"]

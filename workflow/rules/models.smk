@@ -58,7 +58,7 @@ rule pretrain_embedded:
 # One fine-tuning job per task and model: its methods' fine-tunings run in turn in one process
 # (`biasrepro finetune` with several training sets), each writing what it would alone; one
 # start-up (torch, transformers) instead of one per method. The profile runs the toxicity
-# jobs first (workflow/profiles/default); of the rest, the sentiment models come first:
+# jobs first (profiles/default); of the rest, the sentiment models come first:
 # BiasFinder's long scoring jobs wait for them (BF_PRIORITY). Each rule here and below that
 # reads a fine-tuned model exists once per RUN_ROOTS entry: the first seed's, and (with
 # several `seeds`) the other seeds' under SEED_ROOT.

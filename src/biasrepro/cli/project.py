@@ -83,7 +83,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         "(low: early stopping at its earliest; high: every configured "
                         "epoch), the rule's family and its largest job's estimated peak "
                         "memory against the family's mem_mb, from the cost model in "
-                        "workflow/profiles/slurm/costs.yaml (src/biasrepro/plan.py). A job "
+                        "profiles/slurm/costs.yaml (src/biasrepro/plan.py). A job "
                         "whose estimate exceeds its mem_mb is named in a warning (stderr and "
                         "the Markdown table). Offline; nothing is downloaded or run.")
     pl.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
@@ -92,5 +92,5 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     pl.add_argument("--format", choices=["md", "csv"], default="md")
     pl.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
     pl.add_argument("--costs", type=Path, default=None,
-                    help="cost model YAML (default: workflow/profiles/slurm/costs.yaml)")
+                    help="cost model YAML (default: profiles/slurm/costs.yaml)")
     pl.set_defaults(func=_plan)
