@@ -257,8 +257,9 @@ def join_predictions(mutants: pd.DataFrame, predictions: pd.DataFrame, *,
         theirs = predictions["label"].to_numpy()[at]
         row = _first_bad(theirs != mutants["label"].to_numpy())
         if row is not None:
-            raise DataError(f"label of mutant {mutants['id'].iloc[row]!r} is {theirs[row]!r} "
-                            f"here but {mutants['label'].iloc[row]!r} in the mutants "
+            raise DataError(f"label of mutant {mutants['id'].iloc[row]!r} is "
+                            f"{shown(theirs[row])} here but "
+                            f"{shown(mutants['label'].iloc[row])} in the mutants "
                             "(predictions of another mutants file?)", file=predictions_file,
                             row=int(at[row]) + 1, column="label")
     return joined

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from biasrepro.biasfinder import placeholders
 from biasrepro.biasfinder.wordlists import GENDERS, PRONOUN_CASES, Wordlists
-from biasrepro.errors import ConfigError, DataError
+from biasrepro.errors import ConfigError, DataError, shown
 from biasrepro.io import read_parquet, require_columns, write_parquet
 
 #: columns of a mutants table, in order (contract "Tables")
@@ -155,7 +155,7 @@ def _check_table(templates: pd.DataFrame, source: str) -> None:
         bad = numbers.isna() | (numbers != numbers.round())
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"label is not an integer (got {labels.iloc[row]!r})",
+            raise DataError(f"label is not an integer (got {shown(labels.iloc[row])})",
                             file=source, row=row + 1, column="label")
     dup = templates["template_id"].duplicated()
     if dup.any():
