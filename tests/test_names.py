@@ -311,6 +311,8 @@ def test_written_lists_read_back(real, tmp_path: Path):
     ("gender,name\nmale,Tom\nwoman,Ann\n", 2, "gender", "unknown gender"),
     ("gender,name\nmale,Tom\nmale,Sam\nfemale,Ann\n", None, "gender", "same number"),
     ("gender,rank,name\nmale,0,Tom\nfemale,x,Ann\n", 2, "rank", "not an integer"),
+    # the value as written, not a NumPy repr
+    ("gender,rank,name\nmale,0,Tom\nfemale,1.5,Ann\n", 2, "rank", r"rank '?1\.5'? is not an"),
     ("gender,rank,name\nmale,0,Tom\nmale,0,Sam\nfemale,0,Ann\nfemale,1,Eve\n", 2, "rank",
      "repeats"),
     ("gender,name\n", None, None, "no data rows"),

@@ -26,7 +26,7 @@ import pandas as pd
 from gender_guesser.detector import Detector
 
 from biasrepro.data.world import vocabulary
-from biasrepro.errors import ConfigError, DataError
+from biasrepro.errors import ConfigError, DataError, shown
 from biasrepro.io import atomic_outputs, read_list, read_text
 
 log = logging.getLogger(__name__)
@@ -551,7 +551,7 @@ def read_names(path: Path) -> dict[str, tuple[str, ...]]:
         bad = rank.isna() | (rank != rank.round())
         if bad.any():
             row = bad.idxmax()
-            raise DataError(f"rank {df.at[row, 'rank']!r} is not an integer", file=path,
+            raise DataError(f"rank {shown(df.at[row, 'rank'])} is not an integer", file=path,
                             row=row, column="rank")
         repeated = pd.Series(list(zip(df["gender"], rank, strict=True)),
                              index=df.index).duplicated()
