@@ -27,6 +27,13 @@ REPO = Path(__file__).resolve().parents[1]
 REALDATA = REPO.parent / "shared" / "realdata"
 BIN = Path(sys.executable).parent
 SMALL_CONFIG = ".test/config/config.yaml"
+#: the toxicity paper's identity groups per attribute (config `attributes`), for unit tests
+#: that build their own inputs
+ATTRIBUTES = {
+    "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+    "race": {"marginalized": ["black", "asian"], "non_marginalized": ["white"]},
+    "religion": {"marginalized": ["jewish", "muslim"], "non_marginalized": ["christian"]},
+}
 
 
 def realdata(*parts: str) -> Path:

@@ -6,17 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import ATTRIBUTES
 
 from biasrepro.data.world.vocabulary import IDENTITY_WORDS
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.perturb.identity_lexicon import IDENTITY_TERMS, IdentityLexicon, attribute_groups
 from biasrepro.perturb.identity_swap import Swapper, load_tagger
 
-ATTRIBUTES = {
-    "gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
-    "race": {"marginalized": ["black", "asian"], "non_marginalized": ["white"]},
-    "religion": {"marginalized": ["jewish", "muslim"], "non_marginalized": ["christian"]},
-}
 LEXICON = IdentityLexicon.load(IDENTITY_TERMS, ATTRIBUTES)
 
 

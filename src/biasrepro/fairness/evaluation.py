@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasrepro.errors import DataError
+from biasrepro.errors import DataError, shown
 from biasrepro.io import check_fractions
 from biasrepro.metrics.dataset_bias import group_counts, overamplification_bias, selection_bias
 from biasrepro.metrics.group_fairness import (
@@ -69,8 +69,9 @@ def join_predictions(fairness_set: pd.DataFrame, predictions: pd.DataFrame, *,
         differ = labels != fairness_set["label"].to_numpy()
         if differ.any():
             row = int(np.flatnonzero(differ)[0])
-            raise DataError(f"label {labels[row]!r} differs from the fairness set's "
-                            f"{fairness_set['label'].iloc[row]!r} for id {set_ids.iloc[row]!r}",
+            raise DataError(f"label {shown(labels[row])} differs from the fairness set's "
+                            f"{shown(fairness_set['label'].iloc[row])} for id "
+                            f"{shown(set_ids.iloc[row])}",
                             file=file, column="label")
     return out
 
