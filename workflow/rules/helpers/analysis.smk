@@ -8,7 +8,6 @@ from biasrepro.analysis import seeds as brseeds  # pandas not imported
 
 ANALYSIS = "results/analysis"
 
-
 #: sha256 of the resolved configuration (canonical JSON), for the run record
 CONFIG_SHA256 = brconfig.config_sha256(config)
 

@@ -3,25 +3,19 @@
 
 BIASFINDER = config["biasfinder"]
 
-
 BF_CORPUS = f"{BIASFINDER['dataset']}-{BIASFINDER['split']}"
-
 
 BF_CHARACTERISTICS = BIASFINDER["characteristics"]
 
-
 #: the sentiment methods whose models BiasFinder tests
 BF_METHODS = BIASFINDER.get("methods") or TASK_METHODS["sentiment"]
-
 
 #: whose word lists fill the placeholders: `project` (the hand-written lists in
 #: `biasfinder.wordlists`, names generated from gender-guesser) or `original` (BiasFinder's
 #: own files, `datasets.biasfinder_lists`, converted by rule biasfinder_wordlists)
 BF_LISTS = BIASFINDER.get("lists", "project")
 
-
 BF_LISTS_DIR = "resources/wordlists/original" if BF_LISTS == "original" else BIASFINDER["wordlists"]
-
 
 #: the pronoun, gender-noun and occupation lists the parse, template and mutant steps read
 BF_WORDLISTS = [

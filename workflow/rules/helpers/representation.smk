@@ -4,9 +4,7 @@ scored variants, downstream SentDebias."""
 
 REPRESENTATION_VARIANTS = layout.representation_variants(REPRESENTATION["attributes"])
 
-
 DOWNSTREAM_METHODS = layout.downstream_methods(METHOD_REGISTRY, METHODS)
-
 
 #: the upstream subspaces each model's `sentdebias_subspace` job computes
 SUBSPACE_ATTRIBUTES = layout.subspace_attributes(METHOD_REGISTRY, METHODS,
