@@ -499,22 +499,26 @@ def test_review_swap_estimates_are_within_25_percent_of_the_dry_run(monkeypatch)
 #: the paper-scale dry run's data-path peaks (docs/paper-scale.md), MB: IMDB reviews of 191
 #: words (about 248 tokens at the cost model's 1.3 per word), 24,750 distinct test reviews
 DRY_RUN_DATA_PEAKS = {"prepare_imdb": 450, "biasfinder_templates": 1534,
-                      "biasfinder_parse": 7650}
+                      "biasfinder_parse": 7650, "fairness_sets": 496}
 
 
-def test_data_path_estimates_are_within_25_percent_of_the_dry_run() -> None:
-    """At the dry run's review length the IMDB, parse and template estimates land within 25 %
-    of its peaks. Its parse ran a tiny hand-set F-coref: the comparison takes the parse
-    without a coreference model's weights, plus torch, which the tiny model loaded."""
+def test_data_path_estimates_are_within_25_percent_of_the_dry_run(monkeypatch) -> None:
+    """At the dry run's review length and fairness-set rows (toxicity: 19,917 original,
+    34,447 balanced) the IMDB, parse, template and fairness-set estimates land within 25 % of
+    its peaks. Its parse ran a tiny hand-set F-coref: the comparison takes the parse without
+    a coreference model's weights, plus torch, which the tiny model loaded."""
     costs = yaml.safe_load(yaml.safe_dump(COSTS))
     costs["datasets"]["imdb"]["download"]["tokens"] = 248
     config = cfg.load(REPO / "config/paper.yaml")
     config["biasfinder"]["coref"]["backend"] = "rules"
     model = plan.CostModel(config, costs, "h200")
+    monkeypatch.setattr(plan.CostModel, "fairness_texts",
+                        lambda self, task: [(19917, 70), (34447, 70)])
     got = {}
     for rule in DRY_RUN_DATA_PEAKS:
-        job = plan.Job(rule=rule, wildcards={}, output=[], inputs=frozenset(), gpus=0,
-                       level=0, family="light", mem_mb=16000)
+        job = plan.Job(rule=rule, wildcards={"task": "toxicity"} if rule == "fairness_sets"
+                       else {}, output=[], inputs=frozenset(), gpus=0, level=0,
+                       family="light", mem_mb=16000)
         got[rule] = model.memory(job)
     got["biasfinder_parse"] += MEMORY["torch_mb"]
     for rule, measured in DRY_RUN_DATA_PEAKS.items():
