@@ -136,11 +136,13 @@ def test_a_bad_corpus_fails_before_the_model_is_loaded(tmp_path):
 
 
 def test_seat_tests_map_to_their_attribute():
-    assert table4.seat_attribute("sent-weat7b") == "gender"
-    assert table4.seat_attribute("sent-angry_black_woman_stereotype") == "race"
-    assert table4.seat_attribute("world-religion") == "religion"
+    from biasrepro.representation.seat import attribute_of
+
+    assert attribute_of("sent-weat7b") == "gender"
+    assert attribute_of("sent-angry_black_woman_stereotype") == "race"
+    assert attribute_of("world-religion") == "religion"
     with pytest.raises(ConfigError, match="sent-weat1"):
-        table4.seat_attribute("sent-weat1")
+        attribute_of("sent-weat1")
 
 
 def test_table4_has_a_row_per_model_and_variant():

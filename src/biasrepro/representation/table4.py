@@ -271,13 +271,6 @@ def score(model: str, registry: Mapping[str, Any] | None, *, subspace: Path | No
     return result, {name: r.items for name, r in results.items()}
 
 
-def seat_attribute(name: str) -> str:
-    """The attribute of a SEAT test (:func:`biasrepro.representation.seat.attribute_of`)."""
-    from biasrepro.representation.seat import attribute_of
-
-    return attribute_of(name)
-
-
 #: CrowS-Pairs' bias types under the paper's attribute names
 _CROWS_ATTRIBUTE = {"gender": "gender", "race-color": "race", "religion": "religion"}
 
