@@ -302,7 +302,8 @@ def workflow_files(rule: Any, repo: Path) -> list[str]:
     main = _rel(workflow.main_snakefile, repo)
     with_rules = {_rel(r.snakefile, repo) for r in workflow.rules}
     included = [_rel(f.get_path_or_uri(secret_free=True), repo) for f in workflow.included]
-    own = {f: _includes(repo / f, repo) for f in with_rules if f != main}
+    own = {f: _includes(repo / f, (repo / f).stat().st_mtime_ns, repo)
+           for f in with_rules if f != main}
     helpers = set().union(*own.values())
     shared = [f for f in included if f not in with_rules and f not in helpers]
     mine = _rel(rule.snakefile, repo)
@@ -312,10 +313,13 @@ def workflow_files(rule: Any, repo: Path) -> list[str]:
 _INCLUDE = re.compile(r"""^include:\s*(?:r|f)?["']([^"']+)["']""", re.M)
 
 
-def _includes(snakefile: Path, repo: Path) -> set[str]:
-    """The files ``snakefile`` includes (``include: "PATH"``, relative to its folder)."""
+@functools.lru_cache(maxsize=64)
+def _includes(snakefile: Path, mtime_ns: int, repo: Path) -> frozenset[str]:
+    """The files ``snakefile`` includes (``include: "PATH"``, relative to its folder); read
+    once per version of the file, not once per rule that asks."""
     text = snakefile.read_text(encoding="utf-8")
-    return {_rel((snakefile.parent / p).resolve(), repo) for p in _INCLUDE.findall(text)}
+    return frozenset(_rel((snakefile.parent / p).resolve(), repo)
+                     for p in _INCLUDE.findall(text))
 
 
 _PARSERS: dict[Path, tuple[str, argparse.ArgumentParser]] = {}
