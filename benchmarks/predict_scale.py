@@ -104,11 +104,14 @@ def build_model(data: Path, out_dir: Path, seed: int) -> None:
 
 def run(rows: int, naive_rows: int | None = None, per_template: int = 60, seed: int = 0,
         workdir: Path | None = None) -> dict[str, float]:
-    """Generate, then measure the model alone, the harness and the naive baseline."""
-    naive_rows = min(rows, naive_rows or rows)
+    """Generate, then measure the model alone, the harness and the naive baseline (on
+    ``naive_rows`` mutants, default all; 0 measures no baseline)."""
+    naive_rows = rows if naive_rows is None else min(rows, naive_rows)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp_path = Path(tmp)
-        files = {"small": min(rows, 1000), "naive": naive_rows, "full": rows}
+        files = {"small": min(rows, 1000), "full": rows}
+        if naive_rows:
+            files["naive"] = naive_rows
         started = time.perf_counter()
         for name, n in files.items():
             if name == "full" or n < rows:
@@ -134,24 +137,27 @@ def run(rows: int, naive_rows: int | None = None, per_template: int = 60, seed: 
         alone = harness("small")
         full = harness("full")
         log = next((line for line in full[2].splitlines() if "unique texts" in line), "")
+        result = {"rows": rows, "file_mb": (tmp_path / "full.parquet").stat().st_size / 2**20,
+                  "generate_s": generated,
+                  "log": log.split(".parquet: ", 1)[-1].split(" -> ")[0],
+                  "model_s": alone[0], "model_peak_mb": alone[1],
+                  "harness_s": full[0], "harness_peak_mb": full[1], "naive_rows": naive_rows}
+        if not naive_rows:
+            return result
         same_size = full if naive_rows == rows else harness("naive")
         naive = measure([sys.executable, "-c", NAIVE, str(model),
                          str(tmp_path / "naive.parquet"), str(tmp_path / "naive-out.parquet")],
                         tmp_path / "whole-input.log")
-        return {"rows": rows, "file_mb": (tmp_path / "full.parquet").stat().st_size / 2**20,
-                "generate_s": generated, "log": log.split(".parquet: ", 1)[-1].split(" -> ")[0],
-                "model_s": alone[0], "model_peak_mb": alone[1],
-                "harness_s": full[0], "harness_peak_mb": full[1],
-                "naive_rows": naive_rows, "harness_naive_rows_s": same_size[0],
-                "harness_naive_rows_peak_mb": same_size[1],
-                "naive_s": naive[0], "naive_peak_mb": naive[1]}
+        return result | {"harness_naive_rows_s": same_size[0],
+                         "harness_naive_rows_peak_mb": same_size[1],
+                         "naive_s": naive[0], "naive_peak_mb": naive[1]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_500_000)
     parser.add_argument("--naive-rows", type=int, default=300_000,
-                        help="mutants for the naive baseline (at most --rows)")
+                        help="mutants for the naive baseline (at most --rows; 0: none)")
     parser.add_argument("--per-template", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
@@ -171,6 +177,8 @@ def main() -> None:
     print(f"predict, {r['rows']:,} mutants: {r['harness_s']:.1f} s, peak "
           f"{r['harness_peak_mb']:,.0f} MB, {r['harness_peak_mb'] - r['model_peak_mb']:,.0f} MB "
           "beyond the model (target 2,048 MB)")
+    if not r["naive_rows"]:
+        return
     beyond = r["harness_naive_rows_peak_mb"] - r["model_peak_mb"]
     naive_beyond = r["naive_peak_mb"] - r["model_peak_mb"]
     print(f"naive whole-input pass, {r['naive_rows']:,} mutants: {r['naive_s']:.1f} s, peak "

@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,9 @@ DEFAULT_MAX_LENGTH = 512
 CHUNK_ROWS = 1 << 16
 #: texts per tokenizer call within a chunk
 _TOKENIZE_BATCH = 4096
+#: a text longer than this many characters per kept token is tokenised through a window
+#: of that many characters (English averages about 4.5 per WordPiece or BPE token)
+WINDOW_CHARS_PER_TOKEN = 6
 
 #: texts -> positive-class probabilities (n,) or class probabilities (n, 2)
 PredictCallable = Callable[[list[str]], Any]
@@ -249,11 +253,11 @@ def _predict_into(spec: ModelSpec, inputs: list[Path], tmps: list[Path], outs: l
         for writer in writers:
             writer.close()
     stats = scorer.stats(time.perf_counter() - start)
-    log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs), %d tokens "
-             "(%d padded) in %d batches, %.1f s, %.0f texts/s -> %s", spec.name,
-             ", ".join(map(str, inputs)), stats.rows, stats.unique_texts, stats.unique_inputs,
-             stats.tokens, stats.padded_tokens, stats.batches, stats.seconds,
-             stats.texts_per_s, ", ".join(map(str, outs)))
+    log.info("predict %s on %s: %d rows, %d unique texts (%d distinct inputs; %d tokenised "
+             "through a window), %d tokens (%d padded) in %d batches, %.1f s, %.0f texts/s "
+             "-> %s", spec.name, ", ".join(map(str, inputs)), stats.rows, stats.unique_texts,
+             stats.unique_inputs, scorer.windows, stats.tokens, stats.padded_tokens,
+             stats.batches, stats.seconds, stats.texts_per_s, ", ".join(map(str, outs)))
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -476,6 +480,8 @@ class _Scorer:
         self.inputs: dict[bytes, int] = {}   # input digest -> input index
         self.probs = np.zeros(0, dtype=np.float64)  # by input index
         self.rows = self.tokens = self.padded = self.batches = 0
+        self.window_side = window_side(tokenizer)
+        self.windows = 0  # texts encoded through a window
         self.bar = tqdm(total=0, unit="text", desc="predict", disable=not progress)
         self.was_training = model.training
 
@@ -525,8 +531,8 @@ class _Scorer:
         keys: list[bytes] = []
         for start in range(0, len(texts), _TOKENIZE_BATCH):
             part = texts[start:start + _TOKENIZE_BATCH]
-            enc = self.tokenizer(part, truncation=True, max_length=self.length,
-                                 return_attention_mask=False)
+            enc, windows = encode_truncated(self.tokenizer, part, self.length, self.window_side)
+            self.windows += windows
             if not self.features:
                 self.features = [k for k in ("input_ids", "token_type_ids") if k in enc]
             lengths = [len(ids) for ids in enc["input_ids"]]
@@ -589,6 +595,118 @@ class _Scorer:
         self.tokens += sum(lengths)
         self.padded += sum((b - a) * p for a, b, p in plan)
         self.batches += len(plan)
+
+
+# -- windows of long texts -------------------------------------------------------------------
+
+_NORMALIZERS = {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents",
+                "Precompiled"}
+_PRE_TOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Punctuation",
+                   "Digits"}
+#: Replace patterns that only ever match a run of whitespace
+_SPACE_RUN = re.compile(r"(?: |\\s)(?:\+|\{\d+,\d*\})?")
+#: cuts are made at a space (U+0020), which every such pre-tokenizer splits at (Metaspace
+#: splits at no other whitespace)
+_BEFORE_SPACE = re.compile(r"[^ ](?= )")
+_LAST_SPACE_BEFORE_WORD = re.compile(r".* (?=[^ ])", re.DOTALL)
+
+
+def window_side(tokenizer: Any) -> str | None:
+    """The truncation side (``right``/``left``) when ``tokenizer`` may encode a long text
+    through a window of it cut at a space (:func:`text_window`), else ``None``.
+
+    That holds when tokenisation is local: a fast tokenizer whose normalizer works a
+    character (or a run of spaces) at a time, whose pre-tokenizer splits at every space and
+    treats a text that starts with a space as it treats a word after one, and whose added
+    tokens hold no whitespace, so the words inside the window get the tokens they get in
+    the whole text (BERT's WordPiece, RoBERTa's byte-level BPE, ALBERT's Metaspace
+    unigram)."""
+    side = getattr(tokenizer, "truncation_side", "right")
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if not getattr(tokenizer, "is_fast", False) or backend is None or side not in (
+            "right", "left"):
+        return None
+    try:
+        spec = json.loads(backend.to_str())
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if any(any(c.isspace() for c in t.get("content", "")) for t in spec.get("added_tokens", ())):
+        return None  # an added token could span the cut
+    return side if _local(spec.get("normalizer"), spec.get("pre_tokenizer")) else None
+
+
+def _local(normalizer: dict[str, Any] | None, pre: dict[str, Any] | None) -> bool:
+    def norm_ok(n: dict[str, Any] | None) -> bool:
+        if n is None or n["type"] in _NORMALIZERS:
+            return True
+        if n["type"] == "Sequence":
+            return all(norm_ok(m) for m in n["normalizers"])
+        if n["type"] == "Replace":
+            pattern = n["pattern"]
+            if "String" in pattern:
+                return not any(c.isspace() for c in pattern["String"])
+            return _SPACE_RUN.fullmatch(pattern.get("Regex", "")) is not None
+        return False
+
+    def splits(p: dict[str, Any]) -> bool:  # splits at every space
+        return (p["type"] in ("BertPreTokenizer", "Whitespace", "WhitespaceSplit")
+                or p["type"] == "ByteLevel" and p.get("use_regex", True)
+                or p["type"] == "Metaspace" and p.get("split", True))
+
+    def pre_ok(p: dict[str, Any]) -> bool:
+        if p["type"] == "Sequence":
+            return all(pre_ok(q) for q in p["pretokenizers"])
+        return splits(p) or p["type"] in _PRE_TOKENIZERS
+
+    if pre is None or not norm_ok(normalizer) or not pre_ok(pre):
+        return False
+    return splits(pre) or pre["type"] == "Sequence" and any(
+        splits(q) for q in pre["pretokenizers"])
+
+
+def encode_truncated(tokenizer: Any, texts: list[str], length: int, side: str | None,
+                     width: int | None = None) -> tuple[dict[str, list[list[int]]], int]:
+    """The encodings of ``texts`` truncated to ``length`` tokens, exactly as ``tokenizer``
+    gives them for the whole texts, and how many were encoded through a window.
+
+    With ``side`` (:func:`window_side`), a text longer than ``width`` characters (default
+    :data:`WINDOW_CHARS_PER_TOKEN` x ``length``) is encoded through :func:`text_window`;
+    a window that turns out to hold too few tokens is encoded again whole. A 1,300-character
+    review truncated to 128 tokens is then tokenised through about 770 of its characters."""
+    call = dict(truncation=True, max_length=length, return_attention_mask=False)
+    if side is None:
+        return dict(tokenizer(texts, **call)), 0
+    width = WINDOW_CHARS_PER_TOKEN * length if width is None else width
+    windows = [text_window(text, width, side) for text in texts]
+    cut = [j for j, (w, t) in enumerate(zip(windows, texts, strict=True)) if w is not t]
+    if not cut:
+        return dict(tokenizer(texts, **call)), 0
+    enc = dict(tokenizer(windows, **call))
+    # a window holding ``length`` tokens after truncation holds those of the whole text
+    redo = [j for j in cut if len(enc["input_ids"][j]) < length]
+    if redo:
+        whole = tokenizer([texts[j] for j in redo], **call)
+        for k in enc:
+            for j, ids in zip(redo, whole[k], strict=True):
+                enc[k][j] = ids
+    return enc, len(cut) - len(redo)
+
+
+def text_window(text: str, width: int, side: str) -> str:
+    """``text`` when it has at most ``width`` characters, else the part a ``side``
+    truncation keeps, cut at a space: up to the first space at or after ``width``
+    (``right``), or from the last space before the last ``width`` characters (``left``;
+    the window starts with it, so its first word begins as it does in the whole text);
+    ``text`` itself when there is no such cut."""
+    if len(text) <= width:
+        return text
+    if side == "right":
+        m = _BEFORE_SPACE.search(text, width - 1)
+        return text[:m.end()] if m else text
+    m = _LAST_SPACE_BEFORE_WORD.match(text, 0, len(text) - width + 1)
+    if m is None:
+        return text
+    return text[m.end() - 1:]
 
 
 def _pad(rows: list[np.ndarray], padded: int, features: list[str], pad_values: list[int],
