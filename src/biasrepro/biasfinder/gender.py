@@ -133,7 +133,6 @@ def _another_person(tok: Token, wordlists: Wordlists) -> bool:
     predicated = tok.dep_ in ("attr", "appos") or (
         tok.dep_ == "pobj" and tok.head.lower_ in ("as", "of"))  # "as an actress"
     return indefinite and not predicated
-    return False
 
 
 def _gendered_beside(doc: Doc, m: Mention, wordlists: Wordlists) -> bool:
