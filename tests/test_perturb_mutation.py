@@ -16,8 +16,12 @@ import pandas as pd
 import pytest
 from conftest import ATTRIBUTES
 
-from biasrepro.errors import ConfigError
-from biasrepro.perturb.datasets import balanced_fairness_set, perturbed_training_set
+from biasrepro.errors import ConfigError, DataError
+from biasrepro.perturb.datasets import (
+    balanced_fairness_set,
+    original_fairness_set,
+    perturbed_training_set,
+)
 from biasrepro.perturb.identity_lexicon import IDENTITY_TERMS, IdentityLexicon
 from biasrepro.perturb.identity_swap import Swapper, _Tags, load_tagger
 
@@ -297,3 +301,37 @@ def test_training_labels_come_out_as_integers(nlp: Language) -> None:
     out, _ = perturbed_training_set(train, swapper, GENDER, identities=["male", "female"],
                                     identity_threshold=0.5)
     assert out["label"].dtype == np.int64 and list(out["label"]) == [1, 1]
+
+
+def test_the_original_set_keeps_the_studied_groups_in_the_balanced_columns() -> None:
+    """Rows of a studied group kept in order with their attribute; others dropped; ids and
+    groups as strings, labels int64, each row its own source and not a counterfactual."""
+    attributes = {"gender": {"marginalized": ["female"], "non_marginalized": ["male"]},
+                  "religion": {"marginalized": ["muslim", "jewish"],
+                               "non_marginalized": ["christian"]}}
+    frame = pd.DataFrame({"id": [7, 8, 9, 10, 11], "text": ["a", "b", "c", "d", "e"],
+                          "label": [1.0, 0.0, 1.0, 0.0, 1.0],
+                          "group": ["male", "asian", "jewish", "female", "christian"],
+                          "extra": [0, 0, 0, 0, 0]}, index=[4, 3, 2, 1, 0])
+    out = original_fairness_set(frame, attributes, identity_column="group", file="f.csv")
+    assert list(out.columns) == ["id", "text", "label", "identity", "attribute", "source_id",
+                                 "source_identity", "is_counterfactual"]
+    assert out.index.tolist() == [0, 1, 2, 3]
+    assert out["id"].tolist() == ["7", "9", "10", "11"]
+    assert out["text"].tolist() == ["a", "c", "d", "e"]
+    assert out["label"].dtype == np.int64 and out["label"].tolist() == [1, 1, 0, 1]
+    assert out["identity"].tolist() == ["male", "jewish", "female", "christian"]
+    assert out["attribute"].tolist() == ["gender", "religion", "gender", "religion"]
+    assert out["source_id"].tolist() == out["id"].tolist()
+    assert out["source_identity"].tolist() == out["identity"].tolist()
+    assert out["is_counterfactual"].dtype == bool and not out["is_counterfactual"].any()
+
+
+@pytest.mark.parametrize("column", ["id", "text", "label", "group"])
+def test_the_original_set_names_a_missing_column(column: str) -> None:
+    frame = pd.DataFrame({"id": [1], "text": ["a"], "label": [1], "group": ["male"]})
+    with pytest.raises(DataError) as err:
+        original_fairness_set(frame.drop(columns=column), ATTRIBUTES, identity_column="group",
+                              file="in.csv")
+    assert err.value.file == "in.csv" and err.value.column == column
+    assert err.value.message == "missing required column"
