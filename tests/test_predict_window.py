@@ -182,8 +182,8 @@ def test_predict_writes_the_same_bytes_with_and_without_windows(tmp_path, monkey
 def test_real_reviews_encode_as_whole_texts_and_windows_hold(arch) -> None:
     frames = [pd.read_csv(path, sep="\t", header=None, quoting=3, dtype=str)
               for path in sorted(REAL.glob("*.tsv"))]
-    texts = [t for f in frames for t in f.iloc[:, -1].tolist()][:600]
-    tokenizer = train_tokenizer(arch, texts, vocab_size=8000, max_length=512)
+    texts = [t for f in frames for t in f.iloc[:, -1].tolist()][:300]
+    tokenizer = train_tokenizer(arch, texts, vocab_size=4000, max_length=512)
     for side in ("right", "left"):
         tokenizer.truncation_side = side
         for length in (61, 128, 256):
