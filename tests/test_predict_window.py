@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import realdata
 from fixtures.tiny_models import tiny_classifier
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,7 +21,6 @@ from biasrepro.models import predict as P
 from biasrepro.models.load import resolve
 from biasrepro.models.tokenizers import train_tokenizer
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "imdb"
 ARCHS = ("bert", "albert", "roberta")
 
 #: words that stress the cut: runs and kinds of whitespace, accents decomposed and not,
@@ -77,7 +76,7 @@ def test_window_encodings_are_the_whole_texts(tokenizers, arch, side, texts, len
     enc, windowed = P.encode_truncated(tokenizer, texts, length, side, width)
     assert {k: enc[k] for k in ("input_ids", "token_type_ids") if k in enc} == whole(
         tokenizer, texts, length)
-    assert set(enc) <= {"input_ids", "token_type_ids"}  # offsets are not handed on
+    assert set(enc) <= {"input_ids", "token_type_ids"}  # the model's features only
     assert 0 <= windowed <= sum(len(t) > width for t in texts)
 
 
@@ -177,12 +176,10 @@ def test_predict_writes_the_same_bytes_with_and_without_windows(tmp_path, monkey
     assert sha256_file(tmp_path / "windowed.parquet") == sha256_file(tmp_path / "whole.parquet")
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="needs ../shared/realdata/imdb")
 @pytest.mark.parametrize("arch", ARCHS)
 def test_real_reviews_encode_as_whole_texts_and_windows_hold(arch) -> None:
-    frames = [pd.read_csv(path, sep="\t", header=None, quoting=3, dtype=str)
-              for path in sorted(REAL.glob("*.tsv"))]
-    texts = [t for f in frames for t in f.iloc[:, -1].tolist()][:300]
+    lines = realdata("imdb", "imdb_test_sample.tsv").read_text(encoding="utf-8").splitlines()
+    texts = [line.split("\t", 1)[1] for line in lines[:300]]
     tokenizer = train_tokenizer(arch, texts, vocab_size=4000, max_length=512)
     for side in ("right", "left"):
         tokenizer.truncation_side = side

@@ -601,8 +601,10 @@ class _Scorer:
 
 _NORMALIZERS = {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents",
                 "Precompiled"}
-_PRE_TOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Punctuation",
-                   "Digits"}
+#: pre-tokenizers that split at every space (ByteLevel with its regex, Metaspace with split)
+_SPLITTERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "ByteLevel", "Metaspace"}
+#: pre-tokenizers that split within words only, next to one of those
+_WORD_SPLITTERS = {"Punctuation", "Digits"}
 #: Replace patterns that only ever match a run of whitespace
 _SPACE_RUN = re.compile(r"(?: |\\s)(?:\+|\{\d+,\d*\})?")
 #: cuts are made at a space (U+0020), which every such pre-tokenizer splits at (Metaspace
@@ -648,20 +650,14 @@ def _local(normalizer: dict[str, Any] | None, pre: dict[str, Any] | None) -> boo
             return _SPACE_RUN.fullmatch(pattern.get("Regex", "")) is not None
         return False
 
-    def splits(p: dict[str, Any]) -> bool:  # splits at every space
-        return (p["type"] in ("BertPreTokenizer", "Whitespace", "WhitespaceSplit")
-                or p["type"] == "ByteLevel" and p.get("use_regex", True)
-                or p["type"] == "Metaspace" and p.get("split", True))
+    def splits(p: dict[str, Any]) -> bool:
+        return p["type"] in _SPLITTERS and p.get("use_regex", True) and p.get("split", True)
 
-    def pre_ok(p: dict[str, Any]) -> bool:
-        if p["type"] == "Sequence":
-            return all(pre_ok(q) for q in p["pretokenizers"])
-        return splits(p) or p["type"] in _PRE_TOKENIZERS
-
-    if pre is None or not norm_ok(normalizer) or not pre_ok(pre):
+    if pre is None or not norm_ok(normalizer):
         return False
-    return splits(pre) or pre["type"] == "Sequence" and any(
-        splits(q) for q in pre["pretokenizers"])
+    parts = pre["pretokenizers"] if pre["type"] == "Sequence" else [pre]
+    return (all(splits(q) or q["type"] in _WORD_SPLITTERS for q in parts)
+            and any(splits(q) for q in parts))
 
 
 def encode_truncated(tokenizer: Any, texts: list[str], length: int, side: str | None,
