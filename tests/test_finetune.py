@@ -358,7 +358,7 @@ def test_tse_setting_evaluates_every_500_steps_with_patience_7(tmp_path: Path) -
     s = ft._check_settings(_paper_settings("roberta-base"))
     assert s["setting"] == "tse"
     args = ft._training_arguments(s, tmp_path, steps_per_epoch=1875, evaluate=True,
-                                  cuda=False, bf16=False)
+                                  cuda=False, precision="fp32")
     assert (args.eval_strategy, args.eval_steps) == ("steps", 500)
     assert (args.save_strategy, args.save_steps) == ("steps", 500)
     assert args.load_best_model_at_end and args.metric_for_best_model == "eval_loss"
@@ -378,7 +378,7 @@ def test_bert4doc_setting_is_v1s(tmp_path: Path) -> None:
     assert s["setting"] == "bert4doc"
     assert (s["max_length"], s["truncation_side"], s["eval_fraction"]) == (128, "left", 0.0)
     args = ft._training_arguments(s, tmp_path, steps_per_epoch=782, evaluate=False,
-                                  cuda=False, bf16=False)
+                                  cuda=False, precision="fp32")
     assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs,
             args.seed, args.warmup_steps, args.warmup_ratio, args.weight_decay) == (
         2e-5, 32, 5, 42, 0, 0.1, 0.01)
@@ -644,3 +644,54 @@ def test_several_runs_are_all_or_none(bases: dict[str, Path], train_file: Path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: ") and "--out-dir (got 1)" in err[-1]
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize(("wanted", "cuda", "bf16_supported", "mode"), [
+    (None, False, False, "fp32"), ("auto", False, False, "fp32"),
+    ("auto", True, True, "bf16"), ("auto", True, False, "fp16"),
+    ("fp32", True, True, "fp32"), ("fp32", False, False, "fp32"),
+    ("bf16", False, False, "bf16"), ("bf16", True, True, "bf16")])
+def test_precision_modes(wanted, cuda, bf16_supported, mode) -> None:
+    s = {} if wanted is None else {"precision": wanted}
+    assert ft.precision_mode(s, cuda, bf16_supported) == mode
+
+
+def test_precision_is_recorded_only_when_not_auto() -> None:
+    """``auto`` is what a setting without the key means: the same identity and record."""
+    assert ft._check_settings(SETTINGS | {"precision": "auto"}) == SETTINGS
+    assert ft._check_settings(SETTINGS | {"precision": "bf16"}) == SETTINGS | {"precision": "bf16"}
+    with pytest.raises(ConfigError, match="precision must be one of auto, fp32, bf16 or null, "
+                                          "not 'fp16'"):
+        ft._check_settings(SETTINGS | {"precision": "fp16"})
+    with pytest.raises(ConfigError, match="this GPU has no bf16"):
+        ft.precision_mode({"precision": "bf16"}, cuda=True, bf16_supported=False)
+
+
+def test_gpu_training_uses_the_fused_optimizer(tmp_path: Path) -> None:
+    """The same AdamW update in one kernel on a GPU; the loop AdamW on a CPU (its bytes)."""
+    s = ft._check_settings(SETTINGS)
+    cpu = ft._training_arguments(s, tmp_path, 10, False, cuda=False, precision="fp32")
+    assert (cpu.optim, cpu.bf16, cpu.fp16, cpu.use_cpu) == ("adamw_torch", False, False, True)
+    half = ft._training_arguments(s, tmp_path, 10, False, cuda=True, precision="fp16")
+    assert (half.optim, half.bf16, half.fp16) == ("adamw_torch_fused", False, True)
+
+
+def test_a_bf16_fine_tune_runs_on_the_cpu_and_says_so(
+        bases: dict[str, Path], train_file: Path, reference: Path, tmp_path: Path,
+        monkeypatch) -> None:
+    """bf16 autocast (the held-back comparison's other arm) trains, records its precision,
+    and gives other weights than fp32; an fp32 run after it in the same process is the
+    default's bytes (transformers leaves its choice in ACCELERATE_MIXED_PRECISION, which
+    made the second run train in bf16), as is a default run under a shell exporting bf16."""
+    record = run(bases["bert"], "bert", train_file, tmp_path / "bf16", precision="bf16")
+    assert record["device"]["precision"] == "bf16"
+    assert record["settings"]["precision"] == "bf16"
+    assert not same_model(tmp_path / "bf16", reference)
+    record = run(bases["bert"], "bert", train_file, tmp_path / "fp32", precision="fp32")
+    assert (record["device"]["precision"], record["settings"]["precision"]) == ("fp32", "fp32")
+    # the weights are the default's; config.json differs only by the recorded setting
+    assert ((tmp_path / "fp32" / "model.safetensors").read_bytes()
+            == (reference / "model.safetensors").read_bytes())
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    run(bases["bert"], "bert", train_file, tmp_path / "default")
+    assert same_model(tmp_path / "default", reference)

@@ -64,9 +64,18 @@ CONDA_ENV = "../../envs/biasrepro.yaml"
 BIASREPRO = "python workflow/scripts/biasrepro.py"
 
 
+#: how a GPU-family rule's command begins: the job's GPUs (its `gpu` resource)
+GPUS_OPTION = "--gpus {resources.gpu}"
+
+
 def biasrepro(command):
     """A rule's shell command: the biasrepro command line with ``command``, its output and
-    errors into the job's log."""
+    errors into the job's log. Where jobs share a device (config `compute.jobs_per_gpu` above
+    1), a command that begins with ``GPUS_OPTION`` also says so, with the device memory the
+    job waits for (its family's `gpu_free_mb`, the `gpu_free_mb` resource)."""
+    if JOBS_PER_GPU > 1 and command.startswith(f"{GPUS_OPTION} "):
+        sharing = f"--jobs-per-gpu {JOBS_PER_GPU} --gpu-free-mb {{resources.gpu_free_mb}}"
+        command = f"{GPUS_OPTION} {sharing} {command[len(GPUS_OPTION) + 1:]}"
     return f"{BIASREPRO} {command} > {{log:q}} 2>&1"
 
 
@@ -85,6 +94,9 @@ COMPUTE = config["compute"]
 #: is visible here (nvidia-smi, or CUDA_VISIBLE_DEVICES where set), else 0 (CPU-only jobs
 #: then run side by side like any other job)
 GPUS = (1 if brgpu.visible_devices() else 0) if COMPUTE["gpus"] == "auto" else int(COMPUTE["gpus"])
+#: GPU jobs sharing one device (config `compute.jobs_per_gpu`; biasrepro.gpu): locally the
+#: `gpu` resource then counts shares, so `--resources gpu=GPUS×jobs_per_gpu` runs them
+JOBS_PER_GPU = int(COMPUTE["jobs_per_gpu"])
 
 
 def compute(family, gpu=True):
@@ -95,7 +107,8 @@ def compute(family, gpu=True):
     fam = COMPUTE["families"][family]
     gpus = GPUS if fam["gpu"] and gpu else 0
     slurm = COMPUTE["slurm"]
-    out = {"mem_mb": fam["mem_mb"], "runtime": fam["runtime"], "gpu": gpus}
+    out = {"mem_mb": fam["mem_mb"], "runtime": fam["runtime"], "gpu": gpus,
+           "gpu_free_mb": fam.get("gpu_free_mb", 0) if gpus else 0}
     partition = (slurm["gpu_partition"] if gpus else None) or slurm["partition"]
     optional = {"slurm_partition": partition, "slurm_account": slurm["account"],
                 "gpu_model": slurm["gpu_model"] if gpus else None}

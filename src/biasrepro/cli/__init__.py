@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="biasrepro",
         description="Reproduce BiasFinder and the toxicity bias/fairness study; "
         "each subcommand is one workflow step (see README.md).",
+        # no abbreviations: a subcommand's `--gpu` must never be read as a prefix of `--gpus`
+        allow_abbrev=False,
     )
     p.add_argument("--version", action="version", version=f"biasrepro {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -33,6 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--gpus", type=int, metavar="N",
         help="claim N GPUs and set CUDA_VISIBLE_DEVICES to them (0: hide every GPU); "
         "the workflow passes each job's gpu resource (biasrepro.gpu)",
+    )
+    p.add_argument(
+        "--jobs-per-gpu", type=int, metavar="K", default=1,
+        help="with --gpus: share each device with at most K-1 other jobs (default 1: alone; "
+        "config compute.jobs_per_gpu)",
+    )
+    p.add_argument(
+        "--gpu-free-mb", type=float, metavar="MB", default=0.0,
+        help="with --gpus: wait until each device has MB MiB free before the command runs "
+        "(config compute.families.FAMILY.gpu_free_mb; 0: no check)",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from biasrepro.cli import (
@@ -64,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         if args.gpus is not None:
-            gpu.place(args.gpus)
+            devices = gpu.place(args.gpus, jobs_per_gpu=args.jobs_per_gpu)
+            gpu.wait_for_memory(devices, args.gpu_free_mb)
             gpu.warn_if_cpu_only(args.gpus)
         args.func(args)
     except BiasreproError as e:

@@ -26,9 +26,15 @@ from biasrepro.errors import ConfigError
 REQUIRED = ("epochs", "batch_size", "learning_rate", "max_length", "warmup_steps",
             "weight_decay", "early_stopping_patience", "eval_fraction", "truncation_side")
 #: keys a setting may leave out, with their meaning when absent: ``eval_steps`` null
-#: evaluates once per epoch, ``warmup_ratio`` null warms up for ``warmup_steps``. A model
-#: records them only when set, so a configuration without them trains and records as before.
-OPTIONAL: dict[str, Any] = {"eval_steps": None, "warmup_ratio": None}
+#: evaluates once per epoch, ``warmup_ratio`` null warms up for ``warmup_steps``,
+#: ``precision`` null is :data:`AUTO_PRECISION`. A model records them only when set, so a
+#: configuration without them trains and records as before.
+OPTIONAL: dict[str, Any] = {"eval_steps": None, "warmup_ratio": None, "precision": None}
+#: ``precision`` values: ``auto`` (bf16 mixed precision on a GPU that has it, fp16 on an
+#: older one, fp32 on a CPU), ``fp32`` (full precision everywhere) or ``bf16`` (bf16 mixed
+#: precision on GPU and CPU: the held-back comparison of fp32 and bf16 fine-tunes)
+PRECISIONS = ("auto", "fp32", "bf16")
+AUTO_PRECISION = "auto"
 #: the key under which a resolved setting (and the model trained with it) records its name
 NAME = "setting"
 
