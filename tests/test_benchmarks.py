@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import REPO
 
 
@@ -24,12 +25,35 @@ def test_predict_throughput_reports_ratios() -> None:
     assert "ratio vs pipeline loop:" in out and "max |probability difference|" in out
 
 
-def test_gpu_check_runs_small_on_cpu(tmp_path: Path) -> None:
-    _run("gpu_check.py", "--small", "--epochs", "1", "--score", "500",
-         "--out", str(tmp_path / "g.json"))
+def test_gpu_check_runs_small_on_cpu_and_calibrates_the_plan(tmp_path: Path) -> None:
+    """The GPU script on a CPU (small sizes): it fine-tunes, scores, times every step kind
+    and variant, packs two jobs, and writes a calibration the plan reads (filed under a GPU
+    class only for this test: the device says cpu)."""
+    from biasrepro import calibration, plan
+
+    out = _run("gpu_check.py", "--small", "--epochs", "2", "--score", "500",
+               "--out", str(tmp_path / "g.json"), "--calibrate", str(tmp_path / "c.yaml"),
+               "--gpu-class", "h200", "--archs", "bert", "--warmup", "2", "--repeats", "5",
+               "--pack", "2", "--pack-steps", "3", timeout=900)
     figures = json.loads((tmp_path / "g.json").read_text())
     assert figures["scored_texts"] == 500 and figures["train_steps"] > 0
     assert figures["train_samples_per_s"] > 0 and figures["score_texts_per_s"] > 0
+    entry = yaml.safe_load((tmp_path / "c.yaml").read_text())["h200"]
+    timed = {(p["kind"], p["shape"], p["variant"]) for p in entry["points"]}
+    assert timed == {(k, s, v) for k, shapes, variants in (
+        ("train", ("toxicity", "bert4doc", "tse"), ("fp32", "bf16", "bf16_fused")),
+        ("infer", ("score_64", "score_512", "sentdebias"), ("fp32", "bf16")))
+        for s in shapes for v in variants}  # torch.compile only on a GPU (or --compile)
+    assert entry["device"] == "cpu" and entry["precision"] == "fp32"
+    assert entry["train"]["variant"] == entry["infer"]["variant"] == "fp32"
+    assert entry["packing_check"]["jobs"] == 2 and entry["packing_check"]["identical_weights"]
+    assert "weights identical to alone: True" in out
+    measured = calibration.load(tmp_path / "c.yaml", "h200")
+    assert measured.train.flops_per_s > 0 and measured.packing == {
+        2: entry["packing_check"]["throughput_ratio"]}
+    text = plan.run(Path("config/config.yaml"), gpu="h200", calibration=tmp_path / "c.yaml",
+                    repo=REPO)
+    assert f"Per-batch costs are measured: cpu, {entry['date']}" in text
 
 
 def test_biasfinder_templates_benchmark_compares_with_the_naive_path() -> None:

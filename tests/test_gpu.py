@@ -125,6 +125,10 @@ def job_interval(log: Path) -> tuple[datetime, datetime, str]:
     return stamps[0], stamps[-1], placed.group(1)
 
 
+def weights(repo: Path, model: str) -> bytes:
+    return (repo / f"resources/models/embedded/{model}/model.safetensors").read_bytes()
+
+
 @pytest.mark.slow
 def test_local_profile_never_runs_two_gpu_jobs_at_once(small_run: Path, tmp_path: Path) -> None:
     """Both embedded models' pre-training (GPU jobs, independent) on 2 cores, as GPU jobs on
@@ -146,6 +150,19 @@ def test_local_profile_never_runs_two_gpu_jobs_at_once(small_run: Path, tmp_path
     (a_start, a_end, a_dev), (b_start, b_end, b_dev) = map(job_interval, logs)
     assert a_dev == b_dev == "0"
     assert a_end < b_start or b_end < a_start, "two GPU jobs overlapped"
+    alone = {m: weights(repo, m) for m in models}
+
+    # sharing the device (compute.jobs_per_gpu 2, Snakemake's limit 2): both run at once on
+    # device 0, each in its own slot, and train the same models as alone
+    shared = [*args[:-4], "--config", "compute={gpus: 1, jobs_per_gpu: 2}", *args[-2:],
+              "--resources", "gpu=2"]
+    proc = subprocess.run(shared, cwd=repo, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (a_start, a_end, a_dev), (b_start, b_end, b_dev) = map(job_interval, logs)
+    assert a_dev == b_dev == "0"
+    assert a_start < b_end and b_start < a_end, "the shared jobs did not overlap"
+    assert all("(of 0; up to 2 jobs a device;" in log.read_text() for log in logs)
+    assert {m: weights(repo, m) for m in models} == alone
 
     proc = subprocess.run([*args, "--resources", "gpu=2"], cwd=repo, env=env,
                           capture_output=True, text=True)

@@ -22,6 +22,11 @@ each with its source or marked as an assumption)::
   one process, a scoring job loads each method's model in turn;
 * peak: the GPU class's dense bf16 FLOP/s; mfu: the share of it the FLOPs reach.
 
+Where the GPU class has a calibration (``profiles/slurm/calibration.yaml``, written by
+``benchmarks/gpu_check.py --calibrate`` on that GPU; :mod:`biasrepro.calibration`), a work
+takes ``batches * overhead_s + k*N*T / flops_per_s`` instead, with both numbers measured
+(training and inference each their own), and the table says so.
+
 What each rule's works are is :meth:`CostModel.works`. The texts come from the configuration
 (splits, methods, epochs, batch sizes, max lengths, max_templates, max_sentences) and, where it
 does not state them, from costs.yaml's data set sizes; BiasFinder's mutants from the configured
@@ -57,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biasrepro import calibration as cal
 from biasrepro import config as cfg
 from biasrepro import snakedag
 from biasrepro.errors import BiasreproError, ConfigError
@@ -194,8 +200,10 @@ class CostModel:
     docstring)."""
 
     def __init__(self, config: Mapping[str, Any], costs: Mapping[str, Any], gpu: str,
-                 costs_path: Path = COSTS, repo: Path = REPO) -> None:
+                 costs_path: Path = COSTS, repo: Path = REPO,
+                 calibration: cal.Calibration | None = None) -> None:
         self.config, self.costs, self.where, self.repo = config, costs, str(costs_path), repo
+        self.calibration = calibration
         self.gpu = gpu_class(costs, gpu, costs_path)
         self.flops = float(self._cost("gpus", self.gpu, "peak_flops")) * float(
             self._cost("gpus", self.gpu, "mfu"))
@@ -539,9 +547,13 @@ class CostModel:
     # -- seconds -----------------------------------------------------------------------------
 
     def work_seconds(self, work: Work) -> float:
+        """Seconds of one work: measured (the calibration's line) or assumed (the larger of
+        its FLOPs at ``mfu`` of the peak and its batches at the floor)."""
         k, floor = (6, "train_step_s") if work.train else (2, "infer_batch_s")
-        return max(k * work.params * work.tokens / self.flops,
-                   work.batches * float(self._cost("overheads", floor)))
+        flops = k * work.params * work.tokens
+        if self.calibration is not None:
+            return self.calibration.line(work.train).seconds(flops, work.batches)
+        return max(flops / self.flops, work.batches * float(self._cost("overheads", floor)))
 
     def seconds(self, job: Job, low: bool = False) -> float:
         """GPU-seconds of ``job`` (0 for a CPU job); ``low``: with early stopping at its
@@ -856,8 +868,29 @@ def family_estimates(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+def speed_source(calibration: cal.Calibration | None, path: Path, gpu: str,
+                 jobs_per_gpu: int = 1) -> str:
+    """What the GPU-hours' per-batch costs are: measured (which GPU, when) or assumed; with
+    the packing measured for ``jobs_per_gpu`` jobs sharing a device, where there is one."""
+    if calibration is None:
+        return (f"Per-batch costs are assumed (costs.yaml `overheads`, `mfu`): no calibration "
+                f"for {gpu} in {path} (benchmarks/gpu_check.py --calibrate measures one).")
+    text = (f"Per-batch costs are measured: {calibration.describe()} ({path}: training "
+            f"{calibration.train.overhead_s * 1000:.2f} ms a step + "
+            f"{calibration.train.flops_per_s / 1e12:.0f} TFLOP/s, inference "
+            f"{calibration.infer.overhead_s * 1000:.2f} ms a batch + "
+            f"{calibration.infer.flops_per_s / 1e12:.0f} TFLOP/s).")
+    if jobs_per_gpu > 1:
+        ratio = calibration.packing.get(jobs_per_gpu)
+        text += (f" {jobs_per_gpu} jobs share a device (compute.jobs_per_gpu): " + (
+            f"measured {ratio:.2f}x the throughput of one; the GPU jobs' wall time is about "
+            f"the total / {ratio:.2f} per GPU." if ratio else
+            "no packing throughput measured for that many; the total counts each job alone."))
+    return text
+
+
 def render(rows: Sequence[dict[str, Any]], fmt: str, *, gpu: str, configfile: Path,
-           costs: Path = COSTS, warnings: Sequence[str] = ()) -> str:
+           costs: Path = COSTS, warnings: Sequence[str] = (), speed: str = "") -> str:
     """The table as Markdown (with what the estimate is, and any memory warnings) or CSV."""
     def cells(r: Mapping[str, Any], digits: int) -> list[Any]:
         return [r["rule"], r["jobs"], r["gpu_jobs"], f"{r['gpu_hours_low']:.{digits}f}",
@@ -879,26 +912,39 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, *, gpu: str, configfile: Pa
             f"the cost model in {costs} (src/biasrepro/plan.py): low with early stopping at "
             f"its earliest, high with every configured epoch. mem_est_mb: the peak host memory "
             f"estimated for the rule's largest job; mem_mb: what that job asks for (its "
-            f"family's compute.families mem_mb).\n{notes.lstrip()}{chr(10) if notes else ''}")
+            f"family's compute.families mem_mb).{' ' + speed if speed else ''}\n"
+            f"{notes.lstrip()}{chr(10) if notes else ''}")
 
 
 def run(configfile: Path, *, gpu: str = "h200", fmt: str = "md", out: Path | None = None,
-        costs: Path | None = None, repo: Path) -> str:
+        costs: Path | None = None, calibration: Path | None = None, assumed: bool = False,
+        repo: Path) -> str:
     """Build the plan of ``configfile`` for the checkout ``repo``, write it to ``out`` (or
-    return it for stdout)."""
+    return it for stdout). ``calibration``: the calibration file (default
+    ``profiles/slurm/calibration.yaml``); ``assumed``: ignore it."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     costs_path = costs or repo / COSTS
     cost_data = load_costs(costs_path)
     gpu_class(cost_data, gpu, costs_path)  # before the DAG: a typo fails at once
+    calibration_path = calibration or repo / cal.CALIBRATION
+    if calibration is not None and not calibration.is_file():
+        raise ConfigError(f"{calibration}: calibration file not found")
+    measured = None if assumed else cal.load(calibration_path, gpu_class(cost_data, gpu,
+                                                                          costs_path))
+    if measured is None and calibration is not None and not assumed:
+        raise ConfigError(f"{calibration}: no calibration for GPU class {gpu!r} (run "
+                          "benchmarks/gpu_check.py --calibrate on that GPU, or drop --calibration)")
     path = configfile if configfile.is_absolute() or configfile.exists() else repo / configfile
     jobs, config = dag_jobs(path.resolve(), repo)
-    model = CostModel(config, cost_data, gpu, costs_path, repo=repo)
+    model = CostModel(config, cost_data, gpu, costs_path, repo=repo, calibration=measured)
     warnings = memory_warnings(jobs, model)
     for line in warnings:
         log.warning("%s", line.removeprefix("warning: "))
+    speed = speed_source(measured, calibration or cal.CALIBRATION, model.gpu,
+                         int(config["compute"]["jobs_per_gpu"]))
     text = render(table(jobs, model), fmt, gpu=model.gpu, configfile=configfile,
-                  costs=costs or COSTS, warnings=warnings)
+                  costs=costs or COSTS, warnings=warnings, speed=speed)
     if out is not None:
         from biasrepro.io import atomic_outputs, write_text
 

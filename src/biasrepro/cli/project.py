@@ -40,7 +40,8 @@ def _plan(args: argparse.Namespace) -> None:
     from biasrepro import dvc, plan
 
     text = plan.run(args.configfile, gpu=args.gpu, fmt=args.format, out=args.out,
-                    costs=args.costs, repo=dvc.checkout_root())
+                    costs=args.costs, calibration=args.calibration, assumed=args.assumed,
+                    repo=dvc.checkout_root())
     if args.out is None:
         print(text, end="")
     else:
@@ -93,4 +94,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     pl.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
     pl.add_argument("--costs", type=Path, default=None,
                     help="cost model YAML (default: profiles/slurm/costs.yaml)")
+    pl.add_argument("--calibration", type=Path, default=None,
+                    help="measured GPU speed (default: profiles/slurm/calibration.yaml, where "
+                    "it has the GPU class; benchmarks/gpu_check.py --calibrate writes it)")
+    pl.add_argument("--assumed", action="store_true",
+                    help="ignore any calibration: the cost model's assumed floors and mfu")
     pl.set_defaults(func=_plan)
