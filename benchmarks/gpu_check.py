@@ -12,18 +12,19 @@ depend on them. ``--small`` shrinks everything so the script itself can be teste
     python benchmarks/gpu_check.py --out gpu_check.json
     python benchmarks/gpu_check.py --calibrate profiles/slurm/calibration.yaml --gpu-class h200
 
-``--calibrate FILE`` first times single steps of randomly initialised BERT-, ALBERT- and
-RoBERTa-base models (their Hub configurations' sizes) on synthetic token ids: a training step
-at the toxicity setting (32 x 61 tokens) and BiasFinder's (32 x 128, 8 x 512), a scoring
-batch of ``biasrepro predict`` (65,536 padded tokens at 64 and 512 tokens a text) and a
-SentenceDebias embedding batch (32 x 90), each as fp32 eager, bf16 autocast, with fused
-AdamW (training) and with ``torch.compile``. It fits the plan's lines (one for training
-steps, one for inference batches; :mod:`biasrepro.calibration`) to the variant the workflow
-runs (bf16 autocast and fused AdamW on a GPU), adds what the workflow's own loops cost per
-step beyond the bare one (the fine-tune and scoring runs below), measures ``--pack`` jobs
-training at once against one alone (and whether their weights match), and writes the GPU
-class's entry into FILE with the device name and the date. Every timed step is also printed
-as a ratio to its FLOP floor (its FLOPs at the class's datasheet peak).
+``--calibrate FILE`` also times single steps of randomly initialised BERT-, ALBERT- and
+RoBERTa-base models (their Hub configurations' sizes) on synthetic token ids: a training
+step at the toxicity setting (32 x 61 tokens) and BiasFinder's (32 x 128, 8 x 512), a
+scoring batch of ``biasrepro predict`` (65,536 padded tokens at 64 and 512 tokens a text)
+and a SentenceDebias embedding batch (32 x 90), each as fp32 eager, bf16 autocast, with
+fused AdamW (training) and with ``torch.compile`` (the first architecture only). It fits the
+plan's lines (one for training steps, one for inference batches;
+:mod:`biasrepro.calibration`) to the variant the workflow runs (bf16 autocast and fused
+AdamW on a GPU), adds what the workflow's own loops cost per step beyond the bare one (the
+fine-tune and scoring runs above), measures ``--pack`` jobs training at once against one
+alone (and whether their weights match), and writes the GPU class's entry into FILE with
+the device name and the date. Every timed step is also printed as a ratio to its FLOP floor
+(its FLOPs at the class's datasheet peak).
 """
 
 from __future__ import annotations
@@ -188,7 +189,9 @@ def time_points(args, device: torch.device, peak: float | None) -> list[dict]:
         work += [("infer", name, shape, variant) for name, shape in infer_shapes.items()
                  for variant in INFER_VARIANTS]
         for kind, name, (rows, tokens), variant in work:
-            if variant.endswith("compile") and not compile_ok:
+            # torch.compile compiles once per model and shape (most of its time): the first
+            # architecture shows whether it helps
+            if variant.endswith("compile") and (not compile_ok or arch != args.archs[0]):
                 continue
             if device.type == "cuda":
                 torch.cuda.empty_cache()

@@ -111,7 +111,8 @@ LAYERS = (
     ("text", ("biasrepro.nlp", "biasrepro.perturb")),
     ("models", ("biasrepro.models", "biasrepro.debias")),
     ("measures", ("biasrepro.biasfinder", "biasrepro.representation", "biasrepro.fairness")),
-    ("results", ("biasrepro.analysis", "biasrepro.plan", "biasrepro.dvc", "biasrepro.snakedag")),
+    ("results", ("biasrepro.analysis", "biasrepro.plan", "biasrepro.calibration",
+                 "biasrepro.dvc", "biasrepro.snakedag")),
     ("entry", ("biasrepro.cli", "biasrepro.__main__")),
 )
 
