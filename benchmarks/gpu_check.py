@@ -282,6 +282,67 @@ def peak_flops(gpu_class: str | None) -> float | None:
     return float(costs["gpus"][known(costs, gpu_class)]["peak_flops"])
 
 
+def write_calibration(path: Path, entries: dict) -> None:
+    """The calibration file, whole or not at all."""
+    header = ("# Measured GPU speed for `biasrepro plan` (src/biasrepro/calibration.py), one "
+              "entry per GPU class,\n# written by benchmarks/gpu_check.py --calibrate on that "
+              "GPU (see each entry's command).\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(header + yaml.safe_dump(entries, sort_keys=False))
+    tmp.replace(path)
+
+
+#: the issue's targets on one H200: a toxicity epoch over 160K rows (s), packed throughput
+#: (x one job), 1.1 M mutants scored (s), the paper profile's calibrated plan (GPU-hours)
+TARGETS = {"toxicity_epoch_s": 120.0, "packed_throughput": 5.0, "mutants_scored_s": 300.0,
+           "paper_plan_gpu_hours": 3.0}
+
+
+def targets(args, key: str, measured: calibration.Calibration, entry: dict, figures: dict,
+            peak: float | None) -> dict:
+    """The measured figures the targets are stated in, each with its ratio to its FLOP
+    floor where the GPU class's peak is known: a BERT-base toxicity epoch (160,000 rows,
+    5,000 steps of 32 x 61 tokens, the workflow's Trainer step), the packed throughput,
+    1.1 M mutants at the scoring run's rate (its texts and padding), and the paper
+    profile's plan with this calibration."""
+    _, params = arch_config("bert", SMALL_STEPS if args.small else BASE)
+    steps, rows, tokens = 5000, 32, 61
+    epoch_flops = 6 * params * steps * rows * tokens
+    epoch_s = measured.train.seconds(epoch_flops, steps)
+    per_text = figures["score_padded_tokens"] / figures["scored_texts"]
+    mutants = 1_100_000
+    scored_s = mutants / figures["score_texts_per_s"]
+    scored_flops = 2 * params * per_text * mutants
+    out = {"toxicity_epoch_s": round(epoch_s, 1),
+           "toxicity_epoch_flop_floor_ratio": round(epoch_s / (epoch_flops / peak), 1)
+           if peak else None,
+           "mutants_scored_s": round(scored_s, 1),
+           "mutants_scored_flop_floor_ratio": round(scored_s / (scored_flops / peak), 1)
+           if peak else None,
+           "packed_throughput": (entry.get("packing_check") or {}).get("throughput_ratio")}
+    from biasrepro import plan
+    from biasrepro.errors import BiasreproError
+
+    try:
+        rows_csv = plan.run(Path("config/paper.yaml"), gpu=key, fmt="csv",
+                            calibration=args.calibrate, repo=REPO)
+    except BiasreproError as e:  # not a costs.yaml GPU class (a CPU run without --gpu-class)
+        print(f"paper plan: not costed ({e})", flush=True)
+    else:
+        total = next(r for r in rows_csv.splitlines() if r.startswith("total,")).split(",")
+        out["paper_plan_gpu_hours"] = [float(total[3]), float(total[4])]
+    for name, goal in TARGETS.items():
+        value = out.get(name)
+        shown = (f"{value[0]:.2f}-{value[1]:.2f}" if isinstance(value, list)
+                 else "not measured" if value is None else f"{value:,.2f}")
+        floor = out.get(name.replace("_s", "_flop_floor_ratio")) if name.endswith("_s") else None
+        better = "at least" if name == "packed_throughput" else "at most"
+        print(f"target {name}: {shown} ({better} {goal:g})"
+              + (f", x{floor} its FLOP floor" if floor else ""), flush=True)
+    return out
+
+
 def calibrate(args, figures: dict, trainer: tuple[float, int, int],
               scoring: tuple[float, int, int]) -> None:
     """Time the steps, fit the plan's lines and write the GPU class's entry into
@@ -329,14 +390,10 @@ def calibrate(args, figures: dict, trainer: tuple[float, int, int],
     if args.calibrate.is_file():
         existing = yaml.safe_load(args.calibrate.read_text()) or {}
     existing[key] = entry
-    header = ("# Measured GPU speed for `biasrepro plan` (src/biasrepro/calibration.py), one "
-              "entry per GPU class,\n# written by benchmarks/gpu_check.py --calibrate on that "
-              "GPU (see each entry's command).\n")
-    args.calibrate.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.calibrate.with_name(args.calibrate.name + ".tmp")
-    tmp.write_text(header + yaml.safe_dump(existing, sort_keys=False))
-    tmp.replace(args.calibrate)
-    calibration.parse(existing, key, args.calibrate)  # what the plan will read
+    write_calibration(args.calibrate, existing)
+    measured = calibration.parse(existing, key, args.calibrate)  # what the plan will read
+    entry["targets"] = targets(args, key, measured, entry, figures, peak)
+    write_calibration(args.calibrate, existing)
     print(f"calibration {key}: training {entry['train']['overhead_s'] * 1000:.2f} ms a step "
           f"(bare {lines['train'].overhead_s * 1000:.2f} + Trainer {trainer_extra * 1000:.2f}) "
           f"+ {lines['train'].flops_per_s / 1e12:.2f} TFLOP/s; inference "

@@ -48,6 +48,12 @@ def test_gpu_check_runs_small_on_cpu_and_calibrates_the_plan(tmp_path: Path) -> 
     assert entry["train"]["variant"] == entry["infer"]["variant"] == "fp32"
     assert entry["packing_check"]["jobs"] == 2 and entry["packing_check"]["identical_weights"]
     assert "weights identical to alone: True" in out
+    goals = entry["targets"]  # the targets, costed from this run's measurements
+    assert goals["packed_throughput"] == entry["packing_check"]["throughput_ratio"]
+    assert goals["toxicity_epoch_s"] > 0 and goals["mutants_scored_s"] > 0
+    low, high = goals["paper_plan_gpu_hours"]
+    assert 0 < low <= high
+    assert "target paper_plan_gpu_hours:" in out
     measured = calibration.load(tmp_path / "c.yaml", "h200")
     assert measured.train.flops_per_s > 0 and measured.packing == {
         2: entry["packing_check"]["throughput_ratio"]}

@@ -708,7 +708,8 @@ def text_window(text: str, width: int, side: str) -> str:
 def _pad(rows: list[np.ndarray], padded: int, features: list[str], pad_values: list[int],
          device: torch.device) -> dict[str, torch.Tensor]:
     """Right-padded tensors of one batch (encoders read positions from the start); each row
-    holds one sequence per feature."""
+    holds one sequence per feature. For a GPU they are copied from pinned (page-locked)
+    memory, so the copy runs asynchronously, overlapping the work queued before it."""
     arrays = {k: np.full((len(rows), padded), v, dtype=np.int64)
               for k, v in zip(features, pad_values, strict=True)}
     mask = np.zeros((len(rows), padded), dtype=np.int64)
@@ -718,4 +719,6 @@ def _pad(rows: list[np.ndarray], padded: int, features: list[str], pad_values: l
         for k, seq in zip(features, row, strict=True):
             arrays[k][r, :n] = seq
     arrays["attention_mask"] = mask
-    return {k: torch.from_numpy(a).to(device, non_blocking=True) for k, a in arrays.items()}
+    pin = device.type == "cuda"
+    return {k: (torch.from_numpy(a).pin_memory() if pin else torch.from_numpy(a)).to(
+        device, non_blocking=True) for k, a in arrays.items()}
