@@ -75,10 +75,13 @@ RUN "${PYTHON}" -c 'import sys; assert (3, 11, 5) <= sys.version_info < (3, 12),
 # Every pip step reads the pip.conf secret where one is given (pip skips a missing
 # PIP_CONFIG_FILE), keeps no cache, and compiles bytecode at install (neither the non-root
 # user nor a read-only Apptainer image can write it later).
-# torch pins its CUDA toolkit (the NVIDIA libraries) but not the CUDA Python bindings: pinned here.
+# torch pins its CUDA toolkit only as ranges (the NVIDIA libraries: constraints-cuda.txt
+# holds what they resolved to) and not the CUDA Python bindings: pinned here.
+COPY constraints-cuda.txt /opt/biasrepro/
 RUN --mount=type=secret,id=pip.conf --mount=type=secret,id=ca.pem \
     PIP_CONFIG_FILE=/run/secrets/pip.conf \
-    pip install --no-cache-dir --compile torch==2.13.0 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1
+    pip install --no-cache-dir --compile -c /opt/biasrepro/constraints-cuda.txt \
+        torch==2.13.0 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1
 
 WORKDIR /opt/biasrepro
 COPY constraints.txt pyproject.toml README.md ./

@@ -110,6 +110,21 @@ def host_pip_settings() -> dict[str, str]:
     return {**files, **environment}
 
 
+def index_only(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` without local wheel directories and file:// indexes, for a CUDA build: a
+    local CPU build of torch (2.13.0+cpu) would win over the index's CUDA build (2.13.0),
+    since pip ranks a local version label above none."""
+    out = {k: v for k, v in settings.items() if k not in {"find-links", "no-index"}}
+    for key in ("index-url", "extra-index-url"):
+        if key in out:
+            kept = [v for v in out[key].split() if not v.startswith("file://")]
+            if kept:
+                out[key] = " ".join(kept)
+            else:
+                del out[key]
+    return out
+
+
 def pip_conf_for_build(settings: dict[str, str], marker: str = "") -> tuple[str, list[str]]:
     """A pip.conf for the build and the read-only volumes it needs: local directories
     (find-links paths, file:// indexes) are mounted under MOUNTS, the CA bundle becomes the
@@ -194,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path("/var/tmp/biasrepro-buildah"),
                         help="buildah's storage (vfs driver)")
     parser.add_argument("--torch-build", choices=["cpu", "cuda"], default="cpu",
-                        help="TORCH_BUILD: cpu where the host's pip offers torch 2.13.0+cpu")
+                        help="TORCH_BUILD: cpu where the host's pip offers torch 2.13.0+cpu; cuda "
+                        "installs from the package index alone (index_only)")
     parser.add_argument("--new-base", action="store_true", help="bootstrap the base again")
     parser.add_argument("--python-prefix", type=Path, default=Path(sys.base_prefix),
                         help="the CPython 3.11 (>= 3.11.5) to put in the base "
@@ -216,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             make_base(buildah, args.base_tag, sources, work, args.python_prefix)
             timings["base"] = round(time.perf_counter() - started, 1)
         settings = host_pip_settings()
+        if args.torch_build == "cuda":
+            settings = index_only(settings)
         pip_conf, volumes = pip_conf_for_build(settings, args.marker)
         (work / "pip.conf").write_text(pip_conf, encoding="utf-8")
         secrets = [f"id=apt.sources,src={sources}", f"id=pip.conf,src={work / 'pip.conf'}"]

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
 SLURM_PROFILE = REPO / "profiles" / "slurm" / "profile.yaml"
 CONSTRAINTS = REPO / "constraints.txt"
+CUDA_CONSTRAINTS = REPO / "constraints-cuda.txt"
 SNAKEFILES = [REPO / "Snakefile", REPO / "workflow" / "Snakefile"]  # where snakemake looks
 TORCH = "2.13.0"  # installed first and apart from the lock (offline-environment notes)
 
@@ -64,24 +65,25 @@ def pyproject():
     return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
-def read_lock():
-    """constraints.txt as {canonical name: version}; fails on any line that is not name==version."""
+def read_lock(path: Path = CONSTRAINTS):
+    """constraints.txt (or ``path``) as {canonical name: version}; fails on any line that is
+    not name==version."""
     pins = {}
-    for n, line in enumerate(CONSTRAINTS.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         name, sep, version = line.partition("==")
         assert sep and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name), (
-            f"constraints.txt, line {n}: {line!r} is not name==version"
+            f"{path.name}, line {n}: {line!r} is not name==version"
         )
         try:
             parsed = Version(version)
         except InvalidVersion:
-            pytest.fail(f"constraints.txt, line {n}: {version!r} is not a version")
-        assert parsed.local is None, f"constraints.txt, line {n}: local version {version!r}"
+            pytest.fail(f"{path.name}, line {n}: {version!r} is not a version")
+        assert parsed.local is None, f"{path.name}, line {n}: local version {version!r}"
         key = canonicalize_name(name)
-        assert key not in pins, f"constraints.txt, line {n}: {name} pinned twice"
+        assert key not in pins, f"{path.name}, line {n}: {name} pinned twice"
         pins[key] = version
     return pins
 
@@ -222,11 +224,24 @@ def test_torch_is_installed_first_and_apart_from_the_project(final_stage):
     assert len(torch_runs) == 1, f"one RUN installs torch=={TORCH}"
     context_copies = [
         i for i, value in of_kind(final_stage, "COPY") if not value.startswith("--from")
+        and value.split()[:-1] != [CUDA_CONSTRAINTS.name]
     ]
-    # Nothing from the build context comes before torch, so no project change reinstalls it.
+    # Nothing from the build context comes before torch but its own CUDA pins, so no
+    # project change reinstalls it.
     assert context_copies and torch_runs[0] < min(context_copies)
+    (torch_run,) = [value for i, value in runs if i == torch_runs[0]]
+    assert f"-c /opt/biasrepro/{CUDA_CONSTRAINTS.name}" in " ".join(torch_run.split())
     project = [i for i, value in runs if re.search(r"pip install\b.*\s\.(\s|$)", value)]
     assert project and torch_runs[0] < project[0], "torch must be installed before the project"
+
+
+def test_the_cuda_pins_are_the_cuda_side_only() -> None:
+    """constraints-cuda.txt pins the NVIDIA libraries, Triton and the CUDA toolkit torch's
+    CUDA build pulls in (every name==version), and nothing constraints.txt pins."""
+    cuda = read_lock(CUDA_CONSTRAINTS)
+    assert cuda and all(n.startswith(("nvidia-", "cuda-")) or n == "triton" for n in cuda), cuda
+    assert "nvidia-nvjitlink" in cuda  # the one torch 2.13.0 leaves to a range (>=13.0.88,<14)
+    assert not set(cuda) & set(read_lock())
 
 
 def test_every_other_install_is_constrained_by_the_lock(final_stage):
@@ -236,8 +251,9 @@ def test_every_other_install_is_constrained_by_the_lock(final_stage):
     for i, value in runs:
         if i in constrained:
             assert CONSTRAINED.search(value), f"install without -c constraints.txt: {value}"
-        else:  # the torch step installs exact pins only
+        else:  # the torch step installs exact pins only (its -c file aside)
             words = value.split("pip install", 1)[1].split()
+            words = [w for k, w in enumerate(words) if k == 0 or words[k - 1] != "-c"]
             assert all("==" in w for w in words if not w.startswith("-")), value
     copies = [i for i, v in of_kind(final_stage, "COPY") if "constraints.txt" in v.split()[:-1]]
     assert copies and copies[0] < min(constrained), "COPY constraints.txt before installing"
@@ -516,8 +532,9 @@ def check_profile_passes_the_gpu_flag(profile):
         ("COPY src/ src/", "COPY pip.conf /etc/pip.conf\nCOPY src/ src/"),
         ("RUN --mount=type=secret,id=apt.sources", "RUN"),
         ("    PIP_CONFIG_FILE=/run/secrets/pip.conf \\\n"
-         "    pip install --no-cache-dir --compile torch",
-         "    pip install --no-cache-dir --compile torch"),  # pip reads no index settings
+         "    pip install --no-cache-dir --compile -c /opt/biasrepro/constraints-cuda.txt",
+         "    pip install --no-cache-dir --compile -c /opt/biasrepro/constraints-cuda.txt"),
+        # (pip reads no index settings)
     ]),
 ], ids=["a-jobs-python-is-the-venvs-for-any-user",
         "the-environment-is-usable-by-a-uid-that-does-not-own-it",

@@ -16,6 +16,10 @@ Opt-in (20 to 40 minutes on 2 cores; root, for mmdebstrap and buildah):
 
     apt-get install -y buildah mmdebstrap
     BIASREPRO_IMAGE=1 .venv/bin/python -m pytest -m image tests/test_image.py -s
+    BIASREPRO_IMAGE=1 BIASREPRO_IMAGE_TORCH=cuda .venv/bin/python -m pytest -m image ...
+
+The second builds the image's default, the CUDA build of torch, from the package index alone
+(scripts/build_image.py --torch-build cuda).
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ pytestmark = [
 ]
 
 BUILD = REPO / "scripts" / "build_image.py"
+#: the torch build the image gets: cpu (this machine's pip offers torch 2.13.0+cpu), or cuda
+#: with BIASREPRO_IMAGE_TORCH=cuda (PyPI's CUDA build and NVIDIA's wheels, several GB; the
+#: small profile then runs on the CPU through the CUDA build of torch)
+TORCH_BUILD = os.environ.get("BIASREPRO_IMAGE_TORCH", "cpu")
 TAG = "localhost/biasrepro:image-test"
 BASE = "localhost/biasrepro-base:image-test"
 RECORD = "results/REPRODUCTION.md"  # the run record: names the Python and platform it ran on
@@ -88,14 +96,14 @@ def image(tmp_path_factory: pytest.TempPathFactory):
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, str(BUILD), "--root", str(buildah.root), "--tag", TAG,
-         "--base-tag", BASE, "--new-base", "--torch-build", "cpu", "--marker", marker,
+         "--base-tag", BASE, "--new-base", "--torch-build", TORCH_BUILD, "--marker", marker,
          "--timings", str(timings)],
         capture_output=True, text=True, timeout=3600,
     )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
     seconds = json.loads(timings.read_text())
     size = buildah("images", "--format", "{{.Size}}", TAG)
-    print(f"\nimage {TAG}: {size}; base (mmdebstrap) {seconds['base']} s, "
+    print(f"\nimage {TAG} (torch: {TORCH_BUILD}): {size}; base (mmdebstrap) {seconds['base']} s, "
           f"build {seconds['build']} s, in all {time.perf_counter() - started:.0f} s")
     try:
         yield buildah, marker
