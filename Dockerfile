@@ -16,7 +16,10 @@
 #
 # Build arguments; their defaults make the published image (docs/container.md):
 #   BASE_IMAGE   Docker's official Python 3.11 image on Debian 12 (CPython built from
-#                python.org's source, in /usr/local), pinned by digest. The CUDA libraries come
+#                python.org's source, in /usr/local), pinned by digest: the index digest Docker's
+#                own record of the tag lists (docker-library/repo-info, commit 40cdaf3421,
+#                repos/python/remote/3.11-slim-bookworm.md: built 19 Sep 2026, CPython 3.11.16;
+#                linux/amd64 manifest sha256:4b4c524d...). The CUDA libraries come
 #                with the torch wheels (PyPI's torch 2.13.0 depends on NVIDIA's CUDA 13 wheels),
 #                so no CUDA base image is needed; the host needs the NVIDIA driver and the
 #                NVIDIA Container Toolkit.
