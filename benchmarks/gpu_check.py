@@ -34,6 +34,7 @@ import datetime
 import hashlib
 import json
 import multiprocessing
+import os
 import random
 import sys
 import tempfile
@@ -222,8 +223,10 @@ def _pack_worker(args_tuple) -> tuple[float, str]:
     """One packed job: ``steps`` training steps of the workflow's variant at the toxicity
     shape, started together with the others (``barrier``); its seconds and weights' digest."""
     sizes, arch, shape, variant, steps, seed, barrier, deterministic = args_tuple
-    if deterministic:
-        torch.use_deterministic_algorithms(True)
+    if deterministic:  # (cuBLAS needs its workspace fixed before CUDA starts; an op
+        # without a deterministic kernel warns instead of stopping the measurement)
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     config, _ = arch_config(arch, sizes)
     step, model = train_stepper(config, shape, device, variant, seed)
