@@ -276,7 +276,9 @@ def _check(train: pd.DataFrame, identities: Sequence[str], target_ratio: float) 
         raise DataError("duplicate id", row=int(np.argmax(dup)) + 1, column="id")
     bad = ~train["label"].isin([0, 1]).to_numpy()
     if bad.any():
-        raise DataError(f"label {train['label'].iloc[np.argmax(bad)]!r} is not 0 or 1",
+        value = train["label"].iloc[np.argmax(bad)]
+        value = value.item() if isinstance(value, np.generic) else value  # 7, not np.int64(7)
+        raise DataError(f"label {value!r} is not 0 or 1",
                         row=int(np.argmax(bad)) + 1, column="label")
 
 
