@@ -75,8 +75,8 @@ INFER_SHAPES = {"score_64": (1024, 64), "score_512": (128, 512), "sentdebias": (
 #: ``--small``: sizes whose step times still grow clearly with their FLOPs on a CPU
 SMALL_STEPS = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
                "intermediate_size": 512}
-SMALL_TRAIN_SHAPES = {"toxicity": (4, 16), "bert4doc": (16, 64), "tse": (16, 256)}
-SMALL_INFER_SHAPES = {"score_64": (16, 16), "score_512": (64, 256), "sentdebias": (8, 24)}
+SMALL_TRAIN_SHAPES = {"toxicity": (4, 16), "bert4doc": (8, 64), "tse": (8, 128)}
+SMALL_INFER_SHAPES = {"score_64": (16, 16), "score_512": (32, 128), "sentdebias": (8, 24)}
 #: variant -> (bf16 autocast, fused AdamW, torch.compile)
 TRAIN_VARIANTS = {"fp32": (False, False, False), "bf16": (True, False, False),
                   "bf16_fused": (True, True, False), "bf16_fused_compile": (True, True, True)}
