@@ -67,7 +67,7 @@ def classification(path: Path) -> dict[str, Any]:
                 continue
             node = out.setdefault(r["task"], {}).setdefault(r["model"], {})
             node[r["method"]] = {k: r[k] for k in ("accuracy", "roc_auc", "f1")}
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):  # (a row that is not a mapping)
             raise DataError("needs task, model, method, accuracy, roc_auc and f1",
                             file=path, row=i) from None
     return out
