@@ -501,3 +501,71 @@ def test_write_figures_draws_only_the_figures_of_what_it_is_given(tmp_path, capl
     paths = F.write_figures(reports={"toxicity": report}, biasfinder=None, out_dir=out)
     assert [p.name for p in paths] == F.figure_files(F.figure_names(["toxicity"], False))
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)
+
+
+# -- edge shapes of every figure ----------------------------------------------------------
+
+
+def test_bars_skip_a_missing_cell_and_go_on_after_an_na_mark() -> None:
+    ax = _axes()
+    F._bars(ax, ["a", "b", "c", "d"], [BASE],
+            {("b", BASE): (nan, nan, nan), ("c", BASE): (0.5, nan, nan),
+             ("d", BASE): (0.25, nan, nan)})
+    grey = F.method_colour(BASE)
+    assert _bars(ax) == [(2.0, 0.5, grey), (3.0, 0.25, grey)]
+    assert _texts(ax) == [(1.0, 0, "n/a")]
+
+
+def _groups_data(task: str, methods: list[str], groups: list[str]) -> dict:
+    training = {m: {"path": f"{m}.parquet"} for m in methods}
+    rows = [{"method": m, "group": g, "n": 5, "positive_ratio": 0.5}
+            for m in methods for g in groups]
+    return {"task": task, "report": _report(task, training),
+            "training_groups": pd.DataFrame(rows, columns=["method", "group", "n",
+                                                           "positive_ratio"]),
+            "report_path": "r.json"}
+
+
+def test_training_groups_grows_with_its_bars_and_shares_the_group_axis() -> None:
+    groups = [f"g{k}" for k in range(10)]  # none of an attribute: one "other" block
+    fig = F.training_groups_figure(_groups_data("reviews", [BASE, PERT, UP], groups))
+    assert list(fig.get_size_inches()) == pytest.approx([1.5 + 0.2 * 10 * 4, 7.0])
+    top, bottom = fig.axes
+    assert top.get_shared_x_axes().joined(top, bottom)
+    assert bottom.get_ylabel() == "positive ratio (share of the group's rows)"  # any task
+    assert _legend(fig)[2:] == ("training data of method", 2)  # three sets, two columns
+    assert [len(ax.lines) for ax in fig.axes] == [0, 0]
+    empty = F.training_groups_figure(_groups_data("reviews", [BASE], []))
+    assert empty._suptitle.get_text() == ("reviews: training rows per identity group, "
+                                          "original data and each data method")
+
+
+def test_btc_figure_grows_with_its_bars_and_keeps_one_characteristic_narrow() -> None:
+    methods = [BASE, PERT, UP, "imdb-gendered", "downstream-stratified-data", "x-method"]
+    rows = [{"model": m, "method": meth, "characteristic": "gender", "btc_rate": 0.1,
+             "aligned_btc_rate": 0.1} for m in ("a", "b", "c") for meth in methods]
+    fig = F.btc_figure(pd.DataFrame(rows))
+    assert list(fig.get_size_inches()) == pytest.approx([round(0.6 + 0.12 * 3 * 7 + 0.4, 2),
+                                                         6.6])
+    small = F.btc_figure(pd.DataFrame(rows[:1]))
+    assert list(small.get_size_inches()) == pytest.approx([2.8 + 0.4, 6.6])
+    empty = F.btc_figure(pd.DataFrame(columns=list(rows[0])))
+    assert empty._suptitle.get_text().startswith("BiasFinder: bias-uncovering test cases")
+
+
+def test_correlation_notes_list_each_reason_for_an_undefined_r_once() -> None:
+    corr = _correlations()
+    extra = pd.DataFrame([
+        ("g1", "all", "original", "selection", "FPR_gap", nan, 1, nan, "attribute",
+         "one point"),
+        ("g1", "albert", "original", "selection", "FPR_gap", nan, 2, nan, "attribute",
+         "2 paired values: at least 3 are needed"),
+        # a defined r with a note is not an undefined r
+        ("g1", "bert", "balanced", "twenty-one characters", "FPR_gap", 0.2, 4, 0.5,
+         "attribute", "a note on a defined r")], columns=corr.columns)
+    fig = F.correlations_figure({"task": "toxicity",
+                                 "correlations": pd.concat([corr, extra])}, "g1")
+    (notes,) = [t for t in fig.texts if t is not fig._suptitle]
+    assert notes.get_position() == (0.5, 0.01)
+    assert "n/a: r undefined (2 paired values: at least 3 are needed; one point). Blank" in \
+        notes.get_text().replace("\n", " ")
