@@ -569,3 +569,18 @@ def test_correlation_notes_list_each_reason_for_an_undefined_r_once() -> None:
     assert notes.get_position() == (0.5, 0.01)
     assert "n/a: r undefined (2 paired values: at least 3 are needed; one point). Blank" in \
         notes.get_text().replace("\n", " ")
+
+
+def test_figure_size_wrap_and_legend_place() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = F._figure(1.2345, 2.3456)
+    assert list(fig.get_size_inches()) == [1.23, 2.35]  # sizes in hundredths of an inch
+    assert isinstance(fig.canvas, FigureCanvasAgg)
+    # labels wrap at 16 characters, also after a hyphen
+    assert F._wrap("abcdefgh abcdefg") == "abcdefgh abcdefg"
+    assert F._wrap("abcdefgh abcdefgh") == "abcdefgh\nabcdefgh"
+    assert F._wrap("downstream-perturbed-data") == "downstream-\nperturbed-data"
+    F._method_legend(fig, [BASE])
+    legend = fig.legends[0]
+    assert (legend._loc, legend._outside_loc) == (8, "lower")  # below the axes, centred
