@@ -105,19 +105,23 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def time_step(step, device: torch.device, warmup: int, repeats: int) -> float:
-    """The least seconds of ``step()`` over ``repeats`` calls after ``warmup`` untimed ones
-    (other work on the machine only ever adds time: the minimum is the step's own)."""
-    for _ in range(warmup):
-        step()
+def time_steps(steps, device: torch.device, warmup: int, repeats: int) -> list[float]:
+    """The least seconds of each of ``steps`` over ``repeats`` rounds (after ``warmup``
+    untimed calls of each). A round calls every step once, so a slow spell on the machine
+    (other work only ever adds time) falls on all of them alike instead of on whichever
+    step it overlaps; the minimum is each step's own time."""
+    for step in steps:
+        for _ in range(warmup):
+            step()
     _sync(device)
-    times = []
+    best = [float("inf")] * len(steps)
     for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        _sync(device)
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for i, step in enumerate(steps):
+            start = time.perf_counter()
+            step()
+            _sync(device)
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
 
 
 def _inputs(config, rows: int, tokens: int, device: torch.device, seed: int):
@@ -185,37 +189,49 @@ def time_points(args, device: torch.device, peak: float | None) -> list[dict]:
     points = []
     for arch in args.archs:
         config, params = arch_config(arch, sizes)
-        work = [("train", name, shape, variant) for name, shape in train_shapes.items()
-                for variant in TRAIN_VARIANTS]
-        work += [("infer", name, shape, variant) for name, shape in infer_shapes.items()
-                 for variant in INFER_VARIANTS]
-        for kind, name, (rows, tokens), variant in work:
+        groups = [("train", variant, train_shapes) for variant in TRAIN_VARIANTS]
+        groups += [("infer", variant, infer_shapes) for variant in INFER_VARIANTS]
+        for kind, variant, shapes in groups:
             # torch.compile compiles once per model and shape (most of its time): the first
             # architecture shows whether it helps
             if variant.endswith("compile") and (not compile_ok or arch != args.archs[0]):
                 continue
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats()
-            if kind == "train":
-                step, _ = train_stepper(config, (rows, tokens), device, variant, args.seed)
-            else:
-                step = infer_stepper(config, (rows, tokens), device, variant, args.seed, name)
+            # one variant's shapes are timed together, in rounds (the line is fitted
+            # through them); each model's peak memory is taken while it is built and
+            # warmed up, over what the models before it hold
             warmup = args.warmup * (3 if variant.endswith("compile") else 1)
-            seconds = time_step(step, device, warmup, args.repeats)
-            flops = (6 if kind == "train" else 2) * params * rows * tokens
-            point = {"model": arch, "kind": kind, "shape": name, "rows": rows,
-                     "tokens": tokens, "variant": variant, "flops": flops,
-                     "seconds": round(seconds, 6),
-                     "flop_floor_ratio": round(seconds / (flops / peak), 2) if peak else None,
-                     "peak_mib": round(torch.cuda.max_memory_allocated() / 2**20)
-                     if device.type == "cuda" else None}
-            points.append(point)
-            print(f"  {arch:7} {kind:5} {name:10} {rows:5} x {tokens:3} {variant:18} "
-                  f"{seconds * 1000:9.2f} ms  {flops / seconds / 1e12:8.2f} TFLOP/s"
-                  + (f"  x{point['flop_floor_ratio']} the FLOP floor" if peak else ""),
-                  flush=True)
-            del step
+            steps, peaks = [], []
+            for name, shape in shapes.items():
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+                    torch.cuda.empty_cache()
+                    held = torch.cuda.memory_allocated()
+                    torch.cuda.reset_peak_memory_stats()
+                if kind == "train":
+                    step, _ = train_stepper(config, shape, device, variant, args.seed)
+                else:
+                    step = infer_stepper(config, shape, device, variant, args.seed, name)
+                for _ in range(warmup):
+                    step()
+                _sync(device)
+                peaks.append(round((torch.cuda.max_memory_allocated() - held) / 2**20)
+                             if device.type == "cuda" else None)
+                steps.append(step)
+            times = time_steps(steps, device, 0, args.repeats)
+            for (name, (rows, tokens)), seconds, peak_mib in zip(shapes.items(), times, peaks,
+                                                                 strict=True):
+                flops = (6 if kind == "train" else 2) * params * rows * tokens
+                point = {"model": arch, "kind": kind, "shape": name, "rows": rows,
+                         "tokens": tokens, "variant": variant, "flops": flops,
+                         "seconds": round(seconds, 6),
+                         "flop_floor_ratio": round(seconds / (flops / peak), 2) if peak else None,
+                         "peak_mib": peak_mib}
+                points.append(point)
+                print(f"  {arch:7} {kind:5} {name:10} {rows:5} x {tokens:3} {variant:18} "
+                      f"{seconds * 1000:9.2f} ms  {flops / seconds / 1e12:8.2f} TFLOP/s"
+                      + (f"  x{point['flop_floor_ratio']} the FLOP floor" if peak else ""),
+                      flush=True)
+            del steps
     return points
 
 
