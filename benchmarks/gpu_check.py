@@ -231,7 +231,7 @@ def time_points(args, device: torch.device, peak: float | None) -> list[dict]:
                       f"{seconds * 1000:9.2f} ms  {flops / seconds / 1e12:8.2f} TFLOP/s"
                       + (f"  x{point['flop_floor_ratio']} the FLOP floor" if peak else ""),
                       flush=True)
-            del steps
+            del steps, step  # (the models go before the next group is measured)
     return points
 
 
