@@ -105,15 +105,11 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def time_steps(steps, device: torch.device, warmup: int, repeats: int) -> list[float]:
-    """The least seconds of each of ``steps`` over ``repeats`` rounds (after ``warmup``
-    untimed calls of each). A round calls every step once, so a slow spell on the machine
-    (other work only ever adds time) falls on all of them alike instead of on whichever
-    step it overlaps; the minimum is each step's own time."""
-    for step in steps:
-        for _ in range(warmup):
-            step()
-    _sync(device)
+def time_steps(steps, device: torch.device, repeats: int) -> list[float]:
+    """The least seconds of each of ``steps`` (warmed up already) over ``repeats`` rounds.
+    A round calls every step once, so a slow spell on the machine (other work only ever
+    adds time) falls on all of them alike instead of on whichever step it overlaps; the
+    minimum is each step's own time."""
     best = [float("inf")] * len(steps)
     for _ in range(repeats):
         for i, step in enumerate(steps):
@@ -217,7 +213,7 @@ def time_points(args, device: torch.device, peak: float | None) -> list[dict]:
                 peaks.append(round((torch.cuda.max_memory_allocated() - held) / 2**20)
                              if device.type == "cuda" else None)
                 steps.append(step)
-            times = time_steps(steps, device, 0, args.repeats)
+            times = time_steps(steps, device, args.repeats)
             for (name, (rows, tokens)), seconds, peak_mib in zip(shapes.items(), times, peaks,
                                                                  strict=True):
                 flops = (6 if kind == "train" else 2) * params * rows * tokens

@@ -23,8 +23,8 @@ def planted():
 
 
 def test_every_bug_still_finds_its_anchor_and_changes_the_text(planted):
-    """Each bug's text is in its file once the code drifts, or this fails (and the script
-    would refuse to run): a bug that no longer applies cannot pass as caught."""
+    """Each bug's anchor text is still in its file; once the code drifts this fails (and
+    the script refuses to run), so a bug that no longer applies cannot pass as caught."""
     assert planted.missing_anchors() == []
     for bug in planted.BUGS:
         assert bug.old != bug.new and (REPO / bug.path).is_file(), bug.key
