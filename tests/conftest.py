@@ -50,21 +50,28 @@ def env_with_venv() -> dict[str, str]:
     return env
 
 
-def copy_checkout(dest: Path) -> Path:
-    """Copy the checkout's tracked and untracked-but-not-ignored files (a fresh clone's view)."""
+def copy_checkout(dest: Path, source: Path = REPO) -> Path:
+    """Copy the checkout's tracked and untracked-but-not-ignored files, a fresh clone's view
+    with the work in progress: never what a run recorded in the checkout (``dvc.lock``,
+    :data:`biasrepro.dvc.RUN_RECORDS`), so the tests see the same copy before and after the
+    README's main command has run in this checkout."""
+    from biasrepro.dvc import RUN_RECORDS
+
     files = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, check=True, capture_output=True,
+        cwd=source, check=True, capture_output=True,
     ).stdout.decode().split("\0")
     for rel in filter(None, files):
-        src = REPO / rel
+        if rel in RUN_RECORDS:
+            continue
+        src = source / rel
         if src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     return dest
 
 
-def snakemake(args: list[str], cwd: Path, timeout: int = 600,
+def snakemake(args: list[str], cwd: Path, timeout: float | None = None,
               check: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [str(BIN / "snakemake"), *args], cwd=cwd, env=env_with_venv(),

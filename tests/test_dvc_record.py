@@ -24,8 +24,7 @@ from biasrepro import config, dvc
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env_with_venv(), capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(cmd, cwd=cwd, env=env_with_venv(), capture_output=True, text=True)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout + proc.stderr
 
@@ -83,6 +82,26 @@ def test_a_run_records_itself_and_dvc_status_is_clean(recorded_run: tuple[Path, 
         assert all(x.get("md5") for x in lock[name]["deps"] + lock[name]["outs"]), name
     assert _status(repo) == {}
     assert "Data and pipelines are up to date" in _dvc(repo, "status")
+
+
+def test_a_checkout_copy_holds_no_run_record(checkout: Path) -> None:
+    """The copies tests run the workflow in start without a run record, whatever a run
+    recorded in this checkout (dvc.lock, untracked, after the README's main command)."""
+    assert not [r for r in dvc.RUN_RECORDS if (checkout / r).exists()]
+
+
+@pytest.mark.slow
+def test_the_readme_commands_in_order_in_one_clone(recorded_run: tuple[Path, str]) -> None:
+    """The README's main command, then its test command, in one clone: the tests that copy
+    the checkout (this file's, which once errored at setup on the run's dvc.lock) pass there."""
+    repo, _ = recorded_run
+    assert (repo / "dvc.lock").is_file()
+    assert "dvc.lock" in _run(["git", "status", "--porcelain"], repo)  # untracked, as a user has it
+    proc = subprocess.run(
+        [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/test_dvc_record.py", "-k", "holds_no_run_record"],
+        cwd=repo, env=env_with_venv(), capture_output=True, text=True)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.slow

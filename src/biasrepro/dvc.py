@@ -46,6 +46,9 @@ WORKFLOW_DEPS = ["workflow/schemas"]
 #: where the package's source lives in the checkout
 SRC = Path("src")
 DEFAULT_CONFIG = Path("config/config.yaml")
+#: what recording a run writes into the checkout outside git's ignore rules: the user commits
+#: it with the code that made it (the DVC cache and .dvc/tmp are ignored by .dvc/.gitignore)
+RUN_RECORDS = ("dvc.lock",)
 #: where DVC looks up a plot's ``template`` by name (relative to the project root)
 TEMPLATE_DIR = Path(".dvc/plots")
 
