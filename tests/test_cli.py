@@ -11,7 +11,7 @@ from biasrepro.cli import build_parser, main
 
 SUBCOMMANDS = ["world", "download", "prepare", "summary", "pretrain", "finetune", "predict",
                "evaluate", "metrics-table", "config", "dvc-yaml", "dvc-record", "biasfinder",
-               "perturb", "fairness", "representation", "analysis", "plan", "leakage"]
+               "coref", "perturb", "fairness", "representation", "analysis", "plan", "leakage"]
 
 
 def test_parser_lists_every_subcommand() -> None:

@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     from biasrepro.cli import (
         analysis,
         biasfinder,
+        coref,
         data,
         fairness,
         leakage,
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         representation,
     )
 
-    for group in (data, models, project, biasfinder, perturb, fairness, representation,
+    for group in (data, models, project, biasfinder, coref, perturb, fairness, representation,
                   analysis, leakage):
         group.register(sub, parse_settings)
     return p
