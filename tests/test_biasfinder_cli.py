@@ -237,3 +237,33 @@ def test_truncation_that_cuts_off_the_placeholders_is_recorded(steps: Path) -> N
     assert groups[0] == groups[1] != groups[2]
     mutants = pd.DataFrame({"template_id": ["t1", "t1", "t2"], "text": texts})
     assert truncation_counts(mutants, groups)["distinct_inputs"].tolist() == [1, 1]
+
+
+def test_film_credits_setting_reaches_the_template_engine(tmp_path: Path, capsys) -> None:
+    """``biasfinder.occupation.film_credits`` from ``--settings``: ``drop`` (also when
+    absent, the embedded default) leaves out "the director" of the film; ``keep`` templates
+    it; a plot role ("a director who ...") stays either way; another value is one error."""
+    reviews = [(1, "The director clearly loved this material, and she shows it."),
+               (0, "Tom Hanks plays a director who falls in love, and he is dull.")]
+    pd.DataFrame(reviews, columns=["label", "text"]).to_csv(tmp_path / "r.csv", index=False)
+    run("parse", "--input", tmp_path / "r.csv", "--settings", json.dumps(SETTINGS),
+        "--out", tmp_path / "p.spacy")
+    found = {}
+    for name, occupation in (("absent", None), ("drop", "drop"), ("keep", "keep")):
+        settings = dict(SETTINGS)
+        if occupation is not None:
+            settings["biasfinder.occupation"] = {"templates": "each_distinct",
+                                                 "film_credits": occupation}
+        out = tmp_path / f"{name}.parquet"
+        run("templates", "--parsed", tmp_path / "p.spacy", "--characteristic", "occupation",
+            "--settings", json.dumps(settings), "--out", out)
+        found[name] = sorted(pd.read_parquet(out)["doc_id"])
+    assert found == {"absent": ["00001"], "drop": ["00001"], "keep": ["00000", "00001"]}
+    settings = {**SETTINGS, "biasfinder.occupation": {"templates": "first",
+                                                      "film_credits": "remove"}}
+    assert main(["biasfinder", "templates", "--parsed", str(tmp_path / "p.spacy"),
+                 "--characteristic", "occupation", "--settings", json.dumps(settings),
+                 "--out", str(tmp_path / "bad.parquet")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "biasfinder.occupation.film_credits must be one of keep, drop" in err
+    assert not (tmp_path / "bad.parquet").exists()

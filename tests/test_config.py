@@ -72,6 +72,13 @@ def test_both_profiles_and_the_small_profile_are_valid() -> None:
         (lambda c: c["datasets"]["stereoset"].update(source="download", format="csv", files=[
             {"name": "s.json", "url": "https://x/s.json", "sha256": "unpinned"}]),
          "config key 'datasets.stereoset.format': 'csv' is not a format for stereoset"),
+        (lambda c: c["biasfinder"]["occupation"].update(film_credits="remove"),
+         "config key 'biasfinder.occupation.film_credits': 'remove' is not one of "
+         "['keep', 'drop']"),
+        (lambda c: c["biasfinder"]["occupation"].update(film_credits=False),
+         "config key 'biasfinder.occupation.film_credits': False is not one of"),
+        (lambda c: c["biasfinder"]["occupation"].pop("film_credits"),
+         "config key 'biasfinder.occupation.film_credits': missing"),
     ],
 )
 def test_bad_config_names_the_key(edit, message: str) -> None:
@@ -79,6 +86,23 @@ def test_bad_config_names_the_key(edit, message: str) -> None:
     edit(cfg)
     with pytest.raises(ConfigError, match=re.escape(message)):
         config.validate(cfg)
+
+
+@pytest.mark.parametrize("setting", ["keep", "drop"])
+def test_film_credits_takes_keep_or_drop(setting: str) -> None:
+    cfg = _default()
+    cfg["biasfinder"]["occupation"]["film_credits"] = setting
+    config.validate(cfg)
+
+
+def test_film_credits_defaults_drop_and_the_paper_profile_keeps_them() -> None:
+    """The embedded default (and the small profile) drop film credits; the paper profile
+    keeps them, as the paper's tool counted them."""
+    small = config.load(REPO / "config/config.yaml", REPO / ".test/config/config.yaml")
+    paper = config.load(REPO / "config/paper.yaml")
+    assert _default()["biasfinder"]["occupation"]["film_credits"] == "drop"
+    assert small["biasfinder"]["occupation"]["film_credits"] == "drop"
+    assert paper["biasfinder"]["occupation"] == {"templates": "first", "film_credits": "keep"}
 
 
 def test_snakemake_stops_at_load_naming_the_key(tmp_path: Path) -> None:

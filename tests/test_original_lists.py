@@ -142,7 +142,7 @@ def test_real_lists_match_the_paper_profile_pins() -> None:
                             "d6d54246f35b866c20f259e55365d1dbf2d1ab11/asset/"
                             + O.FILES[role_of[f["name"]]])
     assert paper["biasfinder"]["lists"] == "original"
-    assert paper["biasfinder"]["occupation"] == {"templates": "first"}
+    assert paper["biasfinder"]["occupation"] == {"templates": "first", "film_credits": "keep"}
 
 
 def test_real_lists_parse_as_the_paper_describes(tmp_path: Path) -> None:

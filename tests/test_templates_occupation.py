@@ -14,7 +14,12 @@ from conftest import REPO
 from spacy.tokens import Doc
 
 from biasrepro.biasfinder import placeholders
-from biasrepro.biasfinder.occupation import occupation_templates
+from biasrepro.biasfinder.occupation import (
+    FILM_ROLES,
+    _occurrences,
+    is_film_credit,
+    occupation_templates,
+)
 from biasrepro.biasfinder.wordlists import (
     WORDLISTS_DIR,
     Wordlists,
@@ -43,11 +48,11 @@ def wordlists() -> Wordlists:
     )
 
 
-def run(nlp, wordlists, text: str, coref: list | None = None) -> dict[str, str]:
+def run(nlp, wordlists, text: str, coref: list | None = None, **options) -> dict[str, str]:
     doc = nlp(text)
     if coref is not None:
         doc.user_data["biasrepro"] = {"id": "d", "label": 1, "coref": coref}
-    found = occupation_templates(doc, wordlists)
+    found = occupation_templates(doc, wordlists, **options)
     assert len({c.original_class for c in found}) == len(found)  # one per occupation
     return {c.original_class: c.template for c in found}
 
@@ -338,7 +343,9 @@ def test_load_gives_original_lists_the_project_titles(tmp_path) -> None:
     ("The translator told him.", "translator", "The <occupation> told him."),  # a filler
 ])
 def test_any_job_title_is_detected(nlp, titled, text, occupation, template) -> None:
-    assert run(nlp, titled, text) == {occupation: template}
+    # "the actor who plays him", "the star of the film" are film credits: found, and kept
+    # with film_credits="keep" (the paper profile)
+    assert run(nlp, titled, text, film_credits="keep") == {occupation: template}
 
 
 @pytest.mark.parametrize("text", [
@@ -382,12 +389,98 @@ def test_a_ranked_or_named_or_listed_title_gives_no_template(nlp, titled) -> Non
 
 
 def test_titles_follow_the_mention_rules(nlp, titled) -> None:
-    text = "The actors are fine, but the director lets him down."
-    assert run(nlp, titled, text) == {
+    text = "The actors are fine, but the director lets him down."  # a film credit: kept
+    assert run(nlp, titled, text, film_credits="keep") == {
         "director": "The actors are fine, but the <occupation> lets him down."}
     text = "Director Sam Green wrote it; the director loves his cast."
-    assert run(nlp, titled, text) == {
+    assert run(nlp, titled, text, film_credits="keep") == {
         "director": "<Occupation> Sam Green wrote it; the <occupation> loves his cast."}
     assert run(nlp, titled, "He fears Agent Smith; the agent never sleeps.") == {}
     text = "She was one angry cop, he said."  # the number stays: "one <occupation>"
     assert run(nlp, titled, text) == {"cop": "She was one <occupation>, he said."}
+
+
+# --- film credits ("the director" of the film reviewed) --------------------------------------
+
+
+def credits(nlp, wordlists, text: str) -> dict[str, bool]:
+    """Each singular title occurrence of ``text`` and whether it is a film credit."""
+    doc = nlp(text)
+    return {o.text.lower(): is_film_credit(o) for o in _occurrences(doc, wordlists)
+            if o[-1].tag_ in ("NN", "NNP")}
+
+
+def test_film_roles_are_job_titles(titles) -> None:
+    """The film-making roles live in one list, and each is a title of the lexicon (else no
+    mention could have it); no gendered title among them."""
+    assert FILM_ROLES <= set(titles)
+    assert {"director", "producer", "writer", "screenwriter", "cinematographer", "composer",
+            "star", "lead", "actor", "filmmaker"} <= FILM_ROLES
+    assert not {"actress", "editor", "nurse", "photographer"} & FILM_ROLES
+
+
+@pytest.mark.parametrize("text", [
+    "The director clearly loved this material, and she shows it.",
+    "The film's director never lets him breathe.",
+    "The movie's producer cut his best scene.",
+    "Its star is wasted, and he knows it.",
+    "This writer has never met a cliche he did not like.",
+    "The screenwriter clearly hates her.",
+    "The cinematographer loves her face.",
+    "The actor who plays him is great.",  # a film-making clause keeps it a credit
+    "Tom Hanks, the star of the film, smiles at her.",  # a name, but anchored to the film
+    "Director John Ford keeps him moving.",  # a title before a real person's name
+])
+def test_a_film_credit_is_detected(nlp, titled, text) -> None:
+    assert list(credits(nlp, titled, text).values()) == [True]
+
+
+@pytest.mark.parametrize("text", [
+    "Tom Hanks plays a director who falls in love.",  # indefinite: a character
+    "He is a great actor.",  # indefinite
+    "He plays the director of an orphanage.",  # a role played, of something else
+    "She stars as the director, and she is superb.",  # "as": a role
+    "The director who falls in love with her is dull.",  # a clause of the story
+    "The director (Tom Hanks) falls for her.",  # the actor who plays the character
+    "The producer, played by Tom Hanks, falls for her.",
+    "Struggling writer Jack Torrance (Jack Nicholson) takes the job.",  # a named character
+    "The writer, Jack Torrance, takes the job with his family.",  # a name, not anchored
+    "The director of the hospital fires her.",  # a director of something else
+    "The editor fires him.",  # no film-making role (a newspaper's as often)
+    "The nurse treats him kindly.",
+])
+def test_a_plot_role_or_named_person_is_no_film_credit(nlp, titled, text) -> None:
+    assert list(credits(nlp, titled, text).values()) == [False]
+
+
+def test_film_credits_switch(nlp, titled) -> None:
+    """``drop`` (the default) leaves out an occupation with a film-credit mention, ``keep``
+    (the paper profile) templates it; plot roles stay either way."""
+    text = "The director clearly loved this material, and she shows it."
+    assert run(nlp, titled, text, film_credits="keep") == {
+        "director": "The <occupation> clearly loved this material, and she shows it."}
+    assert run(nlp, titled, text, film_credits="drop") == {}
+    assert run(nlp, titled, text) == {}  # drop is the default
+    text = "Tom Hanks plays a director who falls in love."
+    for setting in ("keep", "drop"):
+        assert run(nlp, titled, text, film_credits=setting) == {
+            "director": "Tom Hanks plays <a> <occupation> who falls in love."}
+    with pytest.raises(ValueError, match="film_credits must be one of keep, drop"):
+        run(nlp, titled, text, film_credits="remove")
+
+
+def test_a_credit_is_not_the_first_occupation_when_dropped(nlp, titled) -> None:
+    """With ``first``, a dropped credit gives way to the review's next occupation; one
+    template per review still."""
+    text = "The director clearly loves her, but the surgeon steals the film."
+
+    def classes(**options) -> list[str]:
+        return [c.original_class for c in occupation_templates(nlp(text), titled, **options)]
+
+    assert classes(templates="first", film_credits="keep") == ["director"]
+    assert classes(templates="first", film_credits="drop") == ["surgeon"]
+    assert classes(film_credits="keep") == ["director", "surgeon"]
+    assert classes(film_credits="drop") == ["surgeon"]
+    # every mention of an occupation is rewritten, so one credit among them drops it all
+    text = "The director loves her. Later she meets a director who falls for her."
+    assert run(nlp, titled, text, film_credits="drop") == {}

@@ -45,6 +45,12 @@ which *every* mention is rewritten (so coreferent mentions agree; other occupati
 When coreference clusters are stored in ``doc.user_data["biasrepro"]["coref"]``, an
 occupation whose mention is coreferent with a mention of a *different* occupation ("the
 surgeon ... the doctor") is not templated: rewriting one would give one person two jobs.
+
+A *film credit* (:func:`is_film_credit`) is a film-making role (:data:`FILM_ROLES`) naming
+a credit of a film rather than a person in its story: "the director", "the film's star",
+"director John Ford" — not "a director who falls in love" or "plays the director". The
+paper's tool templated them (its Fig. 13 false positive); ``film_credits="drop"`` (config
+``biasfinder.occupation.film_credits``) leaves an occupation with such a mention out.
 """
 
 from __future__ import annotations
@@ -76,6 +82,38 @@ MODIFIER_DEPS = frozenset({"compound", "nmod"})
 RANKING = frozenset({"first", "last", "only", "next", "second", "third", "sole", "lone"})
 #: how many templates a review gives: one per distinct occupation, or the first one only
 OCCUPATION_TEMPLATES = ("each_distinct", "first")
+#: what becomes of an occupation with a film-credit mention (:func:`is_film_credit`): kept
+#: as the paper's tool kept it, or dropped (its mutants would make no sense)
+FILM_CREDITS = ("keep", "drop")
+
+#: the film-making roles of the job-title lexicon (``wordlists/job_titles.csv``): used
+#: definitely in a review ("the director", "its star") they name a credit of the film.
+#: "cast", "crew" and "narrator" are no job titles (never a mention); "editor",
+#: "photographer" and "designer" name newspaper, studio and fashion jobs as often as film
+#: ones, and "author"/"novelist" the source's writer, so they stay out.
+FILM_ROLES = frozenset({
+    "director", "film director", "filmmaker", "film maker", "movie maker", "auteur",
+    "producer", "film producer", "writer", "screenwriter", "scriptwriter", "scenarist",
+    "cinematographer", "camera operator", "composer",
+    "actor", "character actor", "star", "film star", "movie star", "co-star", "lead",
+})
+#: nouns for the work reviewed (or its script): "the film's director", "the star of the film";
+#: not "show", which is as often a stage show in the story ("the producer of the show")
+WORK_NOUNS = frozenset({
+    "film", "movie", "picture", "flick", "series", "episode", "documentary",
+    "feature", "production", "sequel", "remake", "adaptation", "version", "cartoon",
+    "script", "screenplay",
+})
+#: determiners that make a role the film's own: "the director", "this writer", "its star"
+CREDIT_DETERMINERS = frozenset({"the", "this", "that", "its"})
+#: verbs of a clause that keeps a role a credit: "the actor who plays him", "the director
+#: who made it"; any other clause ("the director who falls in love") makes it a character
+CREDIT_VERBS = frozenset({
+    "play", "make", "direct", "write", "produce", "shoot", "film", "star", "cast", "score",
+    "compose", "helm", "adapt", "create",
+})
+#: verbs whose object is a role in the plot: "plays the director", "portrays the star"
+ROLE_VERBS = frozenset({"play", "portray", "depict", "impersonate", "cast"})
 
 Edit = tuple[int, int, str]  # character start, end (exclusive), replacement
 
@@ -291,6 +329,101 @@ def _edits(span: Span) -> list[Edit] | None:
     return edits
 
 
+def _work(tok: Token) -> bool:
+    """A noun for the work reviewed, or a title: "the film", "the director of "Brazil""."""
+    doc = tok.doc
+    quoted = tok.left_edge.i > 0 and doc[tok.left_edge.i - 1].text in ('"', "'", "“", "‘")
+    return (tok.lemma_.lower() in WORK_NOUNS or tok.lower_ in WORK_NOUNS
+            or tok.ent_type_ == "WORK_OF_ART" or quoted)
+
+
+def _of_work(head: Token) -> bool | None:
+    """True for an "of" phrase naming the work ("the star of the film"), False for one naming
+    anything else ("the director of the orphanage", "the writer of the letter"), None for
+    none."""
+    for prep in head.rights:
+        if prep.dep_ == "prep" and prep.lower_ == "of":
+            objects = [c for c in prep.children if c.dep_ == "pobj"]
+            return bool(objects) and all(_work(o) for o in objects)
+    return None
+
+
+def _actor_after(tok: Token) -> bool:
+    """An actor's name (or "played by") in parentheses right after ``tok`` (after the whole
+    name if it is one; a comma between is allowed): "the director (Tom Hanks)", "actor Paul
+    Henderson, (Jon Pertwee)" are characters; "director Billy Wilder (Double Indemnity)" is
+    not."""
+    doc, i = tok.doc, tok.i + 1
+    while tok.ent_type_ and i < len(doc) and doc[i].ent_iob_ == "I":
+        i += 1
+    if i < len(doc) and doc[i].text == ",":
+        i += 1
+    if i + 1 >= len(doc) or doc[i].text != "(":
+        return False
+    inside = doc[i + 1]
+    return (inside.ent_iob_ == "B" and inside.ent_type_ == "PERSON") or inside.lemma_.lower() in (
+        "play", "portray")
+
+
+def _in_plot(root: Token, *, named: bool) -> bool:
+    """Signs that a role (or a name with its title: ``named``) is a character of the story,
+    not a credit: a role played ("plays the director", "as the director"); a name in
+    parentheses after it ("the director (Tom Hanks)", "the director, Max (Tom Hanks)"); a
+    passive clause ("the writer played by Tom Hanks"); and, for a role without a name, a
+    clause about it that is no film-making ("the director who falls in love")."""
+    if root.dep_ == "pobj" and root.head.lower_ == "as":
+        return True
+    if root.dep_ in ("dobj", "attr", "oprd") and root.head.lemma_.lower() in ROLE_VERBS:
+        return True
+    for clause in root.rights:
+        if clause.dep_ in ("relcl", "acl"):
+            if any(c.dep_ in ("auxpass", "agent") for c in clause.children):
+                return True
+            if not named and clause.lemma_.lower() not in CREDIT_VERBS:
+                return True
+    return _actor_after(root) or any(_actor_after(c) for c in root.rights if c.dep_ == "appos")
+
+
+def is_film_credit(span: Span) -> bool:
+    """Is this occupation mention a credit of the film, not a person in its story?
+
+    The title must be a film-making role (:data:`FILM_ROLES`: "director", "star", "writer",
+    ...), used in one of two ways, neither of which makes it a character (a role played,
+    "plays the director", "as the director"; a name in parentheses after it, "the director
+    (Tom Hanks)"; a passive clause, "the writer played by ..."):
+
+    - definitely, after "the", "this", "that" or "its" or possessed by the work ("the
+      film's director"), without a clause that is no film-making ("the director who falls in
+      love" is a character; "the actor who plays him" a credit) and without an "of" phrase
+      naming anything but the work ("the director of the orphanage"). A name in apposition
+      ("the writer, Jack Torrance") may be a character's: then only a role anchored to the
+      work is a credit ("Tom Hanks, the star of the film");
+    - as a title directly before a person's name ("director John Ford", "the director
+      Neil LaBute"), unless the name is a character's ("actor Paul Henderson (Jon Pertwee)",
+      "writer Max, played by ...").
+
+    Indefinite uses are not credits here ("a director who falls in love", "a great actor").
+    ``span`` is a mention as :func:`occupation_templates` finds it (labelled with its title;
+    an unlabelled span is looked up by its text); whether it denotes a person at all ("the
+    star exploded") is the engine's test, not this one.
+    """
+    head = span[-1]
+    if (span.label_ or span.text).lower() not in FILM_ROLES:
+        return False
+    if _before_name(head):
+        return not _in_plot(head.head, named=True)
+    dets = [c for c in head.lefts if c.i < span.start and c.dep_ in ("det", "poss")]
+    anchored = any(c.dep_ == "poss" and (c.lower_ == "its" or _work(c)) for c in dets)
+    definite = anchored or any(c.dep_ == "det" and c.lower_ in CREDIT_DETERMINERS
+                               for c in dets)
+    of_work = _of_work(head)
+    if of_work is False or not definite or _in_plot(head, named=False):
+        return False
+    appos_name = any(c.dep_ == "appos" and c.ent_type_ == "PERSON" for c in head.rights) or (
+        head.dep_ == "appos" and head.head.ent_type_ == "PERSON")
+    return not appos_name or anchored or bool(of_work)
+
+
 def _clusters_roots(doc: Doc) -> list[set[int]]:
     """The root token index of each coreference mention, per stored cluster."""
     clusters = clusters_of(doc) if "biasrepro" in doc.user_data else []
@@ -316,19 +449,26 @@ def _apply(text: str, edits: Iterable[Edit]) -> str | None:
 
 
 def occupation_templates(doc: Doc, wordlists: Wordlists, *,
-                         templates: str = "each_distinct") -> list[Candidate]:
+                         templates: str = "each_distinct",
+                         film_credits: str = "drop") -> list[Candidate]:
     """Occupation templates of ``doc`` (Algorithm 2).
 
     ``templates`` is ``each_distinct`` (one template per occupation mentioned in the review,
     as the original code did) or ``first`` (§5: only the first occupation of the review forms
-    a template; here the first, in text order, that can be templated). Candidates come in the
-    order of each occupation's first mention; ``original_class`` is the title as matched
-    (lower case, or a filler as written). Documents that already contain placeholder-like
-    text give none.
+    a template; here the first, in text order, that can be templated). ``film_credits`` is
+    ``drop`` (an occupation with a mention that is a credit of the film, :func:`is_film_credit`
+    — "the director", "its star" — forms no template: "the nurse clearly loved this material"
+    makes no sense; with ``first`` the next occupation is taken) or ``keep`` (as the paper's
+    tool did). Candidates come in the order of each occupation's first mention;
+    ``original_class`` is the title as matched (lower case, or a filler as written).
+    Documents that already contain placeholder-like text give none.
     """
     if templates not in OCCUPATION_TEMPLATES:
         raise ValueError(f"biasfinder.occupation.templates must be one of "
                          f"{', '.join(OCCUPATION_TEMPLATES)}, not {templates!r}")
+    if film_credits not in FILM_CREDITS:
+        raise ValueError(f"biasfinder.occupation.film_credits must be one of "
+                         f"{', '.join(FILM_CREDITS)}, not {film_credits!r}")
     if placeholders.PLACEHOLDER.search(doc.text):
         return []
     mentions: dict[str, list[Span]] = {}
@@ -377,6 +517,8 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
             continue
         if any(_ranked(t) for s in spans for t in _removed(s)):
             continue  # "the first director to ...": the clause needs the deleted word
+        if film_credits == "drop" and any(is_film_credit(s) for s in spans):
+            continue  # "the director": every mention is rewritten, the credit with the rest
         edits = [_edits(s) for s in spans]
         if any(e is None for e in edits):
             continue

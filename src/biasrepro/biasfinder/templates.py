@@ -55,23 +55,30 @@ def _generator(characteristic: str) -> Callable[[Doc, Wordlists], list[Candidate
 
 def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
              max_templates: int | None = None, seed: int = 0,
-             occupation_templates: str = "each_distinct") -> pd.DataFrame:
+             occupation_templates: str = "each_distinct",
+             film_credits: str = "drop") -> pd.DataFrame:
     """The templates table for ``characteristic`` over parsed ``docs``, sorted by template_id.
 
     Each doc carries ``user_data["biasrepro"]`` with ``id``, ``label`` and ``coref``. A doc
     yielding several templates gets ids ``{characteristic}-{doc_id}-{k}`` (k from 1). With
     ``max_templates`` a seeded uniform sample of that many templates is kept.
     ``occupation_templates`` (``each_distinct`` or ``first``) is how many occupation
-    templates one review gives (:func:`biasrepro.biasfinder.occupation.occupation_templates`).
+    templates one review gives and ``film_credits`` (``drop`` or ``keep``) whether an
+    occupation used as a credit of the film ("the director") forms one
+    (:func:`biasrepro.biasfinder.occupation.occupation_templates`).
     """
     make = _generator(characteristic)
     if characteristic == "occupation":
-        from biasrepro.biasfinder.occupation import OCCUPATION_TEMPLATES
+        from biasrepro.biasfinder.occupation import FILM_CREDITS, OCCUPATION_TEMPLATES
         if occupation_templates not in OCCUPATION_TEMPLATES:
             raise ConfigError(f"biasfinder.occupation.templates must be one of "
                               f"{', '.join(OCCUPATION_TEMPLATES)}, not "
                               f"{occupation_templates!r}")
-        make = functools.partial(make, templates=occupation_templates)
+        if film_credits not in FILM_CREDITS:
+            raise ConfigError(f"biasfinder.occupation.film_credits must be one of "
+                              f"{', '.join(FILM_CREDITS)}, not {film_credits!r}")
+        make = functools.partial(make, templates=occupation_templates,
+                                 film_credits=film_credits)
     if max_templates is not None and max_templates < 0:
         raise ConfigError(f"max_templates must be >= 0, not {max_templates}")
     rows = []

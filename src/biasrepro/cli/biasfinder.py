@@ -116,8 +116,9 @@ def _templates(args: argparse.Namespace) -> None:
         docs, args.characteristic, wordlists.load(directory=args.wordlists),
         max_templates=optional(args.settings, "biasfinder.max_templates", None),
         seed=optional(args.settings, "seed", 0),
-        occupation_templates=optional(args.settings, "biasfinder.occupation",
-                                       {"templates": "each_distinct"})["templates"])
+        occupation_templates=optional(args.settings, "biasfinder.occupation.templates",
+                                      "each_distinct"),
+        film_credits=optional(args.settings, "biasfinder.occupation.film_credits", "drop"))
     with atomic_outputs(args.out) as (tmp,):
         templates.write_templates(table, tmp)
 
