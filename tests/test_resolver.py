@@ -211,11 +211,81 @@ def test_cli_refuses_mismatched_options(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["coref", "evaluate", "--gap", str(data), "--backend", "learned",
                  "--out", str(tmp_path / "o")]) == 2
     assert "--resolver" in capsys.readouterr().err
-    assert main(["coref", "evaluate", "--gap", str(data), "--backend", "rules", "--resolver",
-                 str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert main(["coref", "evaluate", "--gap", str(data), "--backend", "fastcoref", "--model",
+                 str(tmp_path), "--resolver", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert main(["coref", "train", "--gap", str(data), "--folds", "1",
                  "--out", str(tmp_path / "m")]) == 2
     assert "--folds" in capsys.readouterr().err
     assert main(["coref", "evaluate", "--gap", str(data), "--backend", "learned", "--resolver",
                  str(tmp_path / "none"), "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
+
+
+class FixedModel:
+    """A stand-in classifier: the probability of a pair is looked up by the candidate's
+    first token (every pair is scored in one call per document)."""
+
+    def __init__(self, by_first_word: dict[str, float], words: list[list[str]]) -> None:
+        self.by_first_word, self.words = by_first_word, words
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        self.words.append([])
+        p = [self.by_first_word[w] for w in self.pending]
+        self.pending.clear()
+        return np.array([[1 - q, q] for q in p])
+
+
+def rules_with(monkeypatch: pytest.MonkeyPatch, probabilities: dict[str, float],
+               threshold: float = 0.5):  # noqa: ANN201
+    """The rule backend with a resolver whose probabilities are fixed per candidate name."""
+    from biasrepro.biasfinder import wordlists as wl
+    from biasrepro.nlp.coref import RuleCoref
+
+    model = FixedModel(probabilities, [])
+    model.pending = []
+    real = resolver.pair_features
+
+    def recording(info, candidate, pronoun):  # noqa: ANN001, ANN202
+        model.pending.append(candidate[0].text)
+        return real(info, candidate, pronoun)
+
+    monkeypatch.setattr(resolver, "pair_features", recording)
+    fake = resolver.Resolver(model, threshold, {})
+    return RuleCoref(wl.load(), resolver=fake), model
+
+
+def clusters_text(nlp, backend, text: str) -> list[list[str]]:  # noqa: ANN001
+    [clusters] = backend.clusters([nlp(text)])
+    return [[text[s:e] for s, e in c] for c in clusters]
+
+
+TWO = "Walter Brennan met Harold Lloyd at the studio. He was late again."
+
+
+def test_rules_take_the_resolvers_likeliest_named_antecedent(monkeypatch: pytest.MonkeyPatch,
+                                                            nlp) -> None:  # noqa: ANN001
+    from biasrepro.biasfinder import wordlists as wl
+    from biasrepro.nlp.coref import RuleCoref
+
+    # two named men in the sentence before: the rules alone cannot choose (subject first)
+    plain = clusters_text(nlp, RuleCoref(wl.load()), TWO)
+    backend, model = rules_with(monkeypatch, {"Walter": 0.2, "Harold": 0.9})
+    assert backend.name == "rules+resolver"
+    assert clusters_text(nlp, backend, TWO) == [["Harold Lloyd", "He"]] != plain
+    assert len(model.words) == 1  # one call for the document's pairs
+    backend, _ = rules_with(monkeypatch, {"Walter": 0.7, "Harold": 0.6})
+    assert clusters_text(nlp, backend, TWO) == [["Walter Brennan", "He"]]
+
+
+def test_an_unlikely_named_antecedent_is_not_linked(monkeypatch: pytest.MonkeyPatch,
+                                                   nlp) -> None:  # noqa: ANN001
+    backend, _ = rules_with(monkeypatch, {"Walter": 0.3, "Harold": 0.4})
+    assert clusters_text(nlp, backend, TWO) == []  # precision first: "He" stays alone
+
+
+def test_without_a_named_candidate_the_rules_decide(monkeypatch: pytest.MonkeyPatch,
+                                                   nlp) -> None:  # noqa: ANN001
+    backend, model = rules_with(monkeypatch, {})
+    text = "My uncle loved the old car. He drove it every Sunday."
+    assert clusters_text(nlp, backend, text) == [["My uncle", "He"]]
+    assert model.words == []  # nothing to ask the resolver

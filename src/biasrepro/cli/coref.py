@@ -39,9 +39,12 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.backend != "fastcoref" and args.model is not None:
         raise ConfigError(f"--model is for --backend fastcoref; the {args.backend} backend "
                           "takes no fastcoref weights")
-    if (args.backend == "learned") != (args.resolver is not None):
-        raise ConfigError("--resolver (a folder made by `biasrepro coref train`) goes with "
-                          "--backend learned, and only with it")
+    if args.backend == "learned" and args.resolver is None:
+        raise ConfigError("--backend learned needs --resolver, a folder made by "
+                          "`biasrepro coref train`")
+    if args.backend == "fastcoref" and args.resolver is not None:
+        raise ConfigError("--resolver goes with --backend learned or rules (which then "
+                          "chooses named antecedents with it), not with fastcoref")
     started = time.perf_counter()
     examples = gap.read_gap(args.gap)
     if args.limit is not None:
@@ -51,7 +54,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     result = gap.evaluate(examples, backend, nlp, batch_size=args.batch_size)
     name = (f"{args.backend} ({args.model})" if args.model is not None
             else f"learned resolver ({args.resolver}, GAP's candidate names)"
-            if args.resolver is not None else args.backend)
+            if args.backend == "learned"
+            else f"rules+resolver ({args.resolver})" if args.resolver is not None
+            else args.backend)
     gap.write_report(result, args.out, name, args.gap)
     elapsed = time.perf_counter() - started
     print(f"GAP {args.gap.name} [{name}]: {result.line()} in {elapsed:.1f} s -> {args.out}")
@@ -89,7 +94,12 @@ def _backend(args: argparse.Namespace, nlp: Any) -> Any:
     if args.backend == "rules":
         from biasrepro.biasfinder import wordlists
 
-        return RuleCoref(wordlists.load(directory=args.wordlists))
+        learned = None
+        if args.resolver is not None:
+            from biasrepro.nlp.resolver import Resolver
+
+            learned = Resolver.load(args.resolver)
+        return RuleCoref(wordlists.load(directory=args.wordlists), resolver=learned)
     return FastCoref(args.model, nlp=nlp, kind=args.kind, device=args.device)
 
 
@@ -114,7 +124,8 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="rules and fastcoref are scored on their clusters; learned scores "
                    "the resolver on GAP's two candidate names (GAP's task as defined)")
     e.add_argument("--resolver", type=Path, default=None,
-                   help="learned: the folder `biasrepro coref train` wrote")
+                   help="the folder `biasrepro coref train` wrote: the learned backend, or "
+                   "the rules backend choosing named antecedents with it")
     e.add_argument("--model", default=None,
                    help="fastcoref: the local model directory (config.json, weights, "
                    "tokenizer files)")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
 
     from biasrepro.biasfinder.wordlists import Wordlists
+    from biasrepro.nlp.resolver import Resolver
 
 Span = tuple[int, int]
 Cluster = list[Span]
@@ -171,8 +172,12 @@ class RuleCoref:
 
     name = "rules"
 
-    def __init__(self, wordlists: Wordlists) -> None:
+    def __init__(self, wordlists: Wordlists, resolver: Resolver | None = None) -> None:
         self.wordlists = wordlists
+        #: a learned resolver (:mod:`biasrepro.nlp.resolver`) choosing among named antecedents
+        self.resolver = resolver
+        if resolver is not None:
+            self.name = "rules+resolver"
 
     def clusters(self, docs: Sequence[Doc]) -> list[list[Cluster]]:
         started = time.perf_counter()
@@ -329,12 +334,18 @@ class RuleCoref:
         sentence = [0] * len(doc)  # each token's sentence number, for antecedent distances
         for k, sent in enumerate(doc.sents):
             sentence[sent.start:sent.end] = [k] * len(sent)
+        learned = ({} if self.resolver is None
+                   else self._named_probabilities(doc, sentence, mentions))
         for k, m in enumerate(mentions):
             if m.kind in ("person", "noun"):  # "Tom Cruise plays a young man"
                 m.cluster = _predicated_cluster(doc[m.end - 1], at, m, genders)
             if m.cluster < 0 and (m.kind == "pronoun" or (m.kind in ("noun", "person")
                                                           and m.definite)):
-                m.cluster = _antecedent_cluster(doc, sentence, mentions[:k], m, genders)
+                if m.kind == "pronoun" and self.resolver is not None:
+                    m.cluster = self._learned_cluster(doc, sentence, mentions[:k], m, genders,
+                                                      learned.get(k, {}))
+                else:
+                    m.cluster = _antecedent_cluster(doc, sentence, mentions[:k], m, genders)
             if m.cluster < 0:
                 genders.append(m.gender)
                 m.cluster = len(genders) - 1
@@ -345,6 +356,65 @@ class RuleCoref:
             if last is None or span[0] >= last[1]:  # never overlapping mentions in one cluster
                 clusters[m.cluster].append(span)
         return normalize(clusters)
+
+
+    def _named_probabilities(self, doc: Doc, sentence: Sequence[int],
+                             mentions: list[_Mention]) -> dict[int, dict[int, float]]:
+        """For each pronoun mention (by index), the resolver's probability for every named
+        cluster within reach (its last name mention before the pronoun, at most
+        :data:`ANTECEDENT_SENTENCES` + 1 sentences back), all pairs of the document scored in
+        one call. Name clusters are fixed before linking, so the candidates are too."""
+        from biasrepro.nlp.resolver import DocInfo, Pairs, pair_features, with_relative
+
+        assert self.resolver is not None
+        info = DocInfo(doc)
+        asked: list[tuple[int, list[int]]] = []
+        pairs = Pairs()
+        for k, m in enumerate(mentions):
+            if m.kind != "pronoun":
+                continue
+            reach = sentence[m.start] - ANTECEDENT_SENTENCES - 1
+            last: dict[int, _Mention] = {}
+            for n in mentions[:k]:
+                if n.kind == "name" and n.end <= m.start and sentence[n.start] >= reach:
+                    last[n.cluster] = n
+            if last:
+                clusters = sorted(last)
+                pairs.rows += with_relative([
+                    pair_features(info, doc[last[c].start:last[c].end], doc[m.start])
+                    for c in clusters])
+                asked.append((k, clusters))
+        if not asked:
+            return {}
+        probabilities = iter(self.resolver.model.predict_proba(pairs.matrix())[:, 1].tolist())
+        return {k: {c: next(probabilities) for c in clusters} for k, clusters in asked}
+
+    def _learned_cluster(self, doc: Doc, sentence: Sequence[int], before: list[_Mention],
+                         mention: _Mention, genders: list[str | None],
+                         named: Mapping[int, float]) -> int:
+        """The pronoun's cluster when a resolver is given: of the named clusters within
+        reach whose gender is the pronoun's or unknown (``named``: the resolver's
+        probabilities, :meth:`_named_probabilities`), the likeliest, if it reaches the
+        resolver's threshold. Without a named candidate the rules decide
+        (:func:`_antecedent_cluster`: "the mother ... she"); with named candidates none of
+        which is likely enough, the pronoun starts its own cluster (precision first), unless
+        the rules link it to a cluster without a name."""
+        assert self.resolver is not None
+        candidates = {c: p for c, p in named.items() if genders[c] in (None, mention.gender)}
+        ruled = _antecedent_cluster(doc, sentence, before, mention, list(genders))
+        if not candidates:
+            chosen = ruled
+        else:
+            best = max(sorted(candidates), key=lambda c: candidates[c])
+            if candidates[best] >= self.resolver.threshold:
+                chosen = best
+            elif ruled >= 0 and ruled not in named:
+                chosen = ruled
+            else:
+                return -1
+        if chosen >= 0:
+            genders[chosen] = mention.gender
+        return chosen
 
 
 def _group_names(doc: Doc, names: list[tuple[int, int, str | None]]) -> list[list[int]]:
