@@ -289,3 +289,23 @@ def test_without_a_named_candidate_the_rules_decide(monkeypatch: pytest.MonkeyPa
     text = "My uncle loved the old car. He drove it every Sunday."
     assert clusters_text(nlp, backend, text) == [["My uncle", "He"]]
     assert model.words == []  # nothing to ask the resolver
+
+
+def test_a_proper_noun_the_rules_missed_can_take_a_nameless_pronoun(
+        monkeypatch: pytest.MonkeyPatch, nlp) -> None:  # noqa: ANN001
+    """No name within reach: the proper nouns no rule read as a name are the resolver's
+    candidates, so "his" goes to the director the small parser missed, not to the rules'
+    nameless chain (whose template would have kept the name)."""
+    from biasrepro.biasfinder import wordlists as wl
+    from biasrepro.nlp.coref import RuleCoref, _proper_runs
+
+    text = "The film was shot by Kubrick in Ireland. His pacing is slow."
+    doc = nlp(text)
+    runs = [doc[s:e].text for s, e in _proper_runs(doc, set())]
+    assert runs == ["Kubrick", "Ireland"]  # both tagged GPE by the small model: both candidates
+    plain = clusters_text(nlp, RuleCoref(wl.load()), text)
+    assert not any("Kubrick" in c for c in plain)
+    backend, _ = rules_with(monkeypatch, {"Kubrick": 0.8, "Ireland": 0.3})
+    assert ["Kubrick", "His"] in clusters_text(nlp, backend, text)
+    backend, _ = rules_with(monkeypatch, {"Kubrick": 0.1, "Ireland": 0.2})
+    assert not any("Kubrick" in c for c in clusters_text(nlp, backend, text))

@@ -139,6 +139,7 @@ class _Mention:
     gender: str | None
     definite: bool = False  # a gender-noun phrase with the/this/that and no possessor
     cluster: int = -1
+    loose: bool = False  # a proper noun no rule read as a name: a candidate for the resolver
 
 
 class RuleCoref:
@@ -329,8 +330,14 @@ class RuleCoref:
         mentions += self._person_mentions(doc, taken)
         mentions += [_Mention(t.i, t.i + 1, "pronoun", self.wordlists.gender_of_pronoun(t.text))
                      for t in doc if self._is_pronoun(t) and t.i not in name_tokens]
+        if self.resolver is not None:
+            taken = {i for m in mentions for i in range(m.start, m.end)}
+            for start, end in _proper_runs(doc, taken):
+                genders.append(None)
+                mentions.append(_Mention(start, end, "name", None, cluster=len(genders) - 1,
+                                         loose=True))
         mentions.sort(key=lambda m: (m.start, m.end))
-        at = {i: m for m in mentions for i in range(m.start, m.end)}
+        at = {i: m for m in mentions if not m.loose for i in range(m.start, m.end)}
         sentence = [0] * len(doc)  # each token's sentence number, for antecedent distances
         for k, sent in enumerate(doc.sents):
             sentence[sent.start:sent.end] = [k] * len(sent)
@@ -341,11 +348,12 @@ class RuleCoref:
                 m.cluster = _predicated_cluster(doc[m.end - 1], at, m, genders)
             if m.cluster < 0 and (m.kind == "pronoun" or (m.kind in ("noun", "person")
                                                           and m.definite)):
+                before = [b for b in mentions[:k] if not b.loose]  # the rules' candidates
                 if m.kind == "pronoun" and self.resolver is not None:
-                    m.cluster = self._learned_cluster(doc, sentence, mentions[:k], m, genders,
+                    m.cluster = self._learned_cluster(doc, sentence, before, m, genders,
                                                       learned.get(k, {}))
                 else:
-                    m.cluster = _antecedent_cluster(doc, sentence, mentions[:k], m, genders)
+                    m.cluster = _antecedent_cluster(doc, sentence, before, m, genders)
             if m.cluster < 0:
                 genders.append(m.gender)
                 m.cluster = len(genders) - 1
@@ -363,7 +371,11 @@ class RuleCoref:
         """For each pronoun mention (by index), the resolver's probability for every named
         cluster within reach (its last name mention before the pronoun, at most
         :data:`ANTECEDENT_SENTENCES` + 1 sentences back), all pairs of the document scored in
-        one call. Name clusters are fixed before linking, so the candidates are too."""
+        one call. Name clusters are fixed before linking, so the candidates are too. Where no
+        name is within reach, the proper nouns no rule read as a name are the candidates
+        (:func:`_proper_runs`: "Kubrick ... his", the small model's NER missed him): a
+        pronoun the resolver gives to one of them is not left to the rules' nameless chain,
+        whose template would keep the name."""
         from biasrepro.nlp.resolver import DocInfo, Pairs, pair_features, with_relative
 
         assert self.resolver is not None
@@ -375,9 +387,11 @@ class RuleCoref:
                 continue
             reach = sentence[m.start] - ANTECEDENT_SENTENCES - 1
             last: dict[int, _Mention] = {}
+            loose: dict[int, _Mention] = {}
             for n in mentions[:k]:
                 if n.kind == "name" and n.end <= m.start and sentence[n.start] >= reach:
-                    last[n.cluster] = n
+                    (loose if n.loose else last)[n.cluster] = n
+            last = last or loose
             if last:
                 clusters = sorted(last)
                 pairs.rows += with_relative([
@@ -415,6 +429,24 @@ class RuleCoref:
         if chosen >= 0:
             genders[chosen] = mention.gender
         return chosen
+
+
+def _proper_runs(doc: Doc, taken: set[int]) -> list[tuple[int, int]]:
+    """Runs of capitalised proper nouns (at most :data:`MAX_NAME_TOKENS`) outside ``taken``
+    tokens, not words in capitals: what the resolver may take for a name the rules missed.
+    Whatever entity type the parser gave them ("Kubrick" as a place): the resolver weighs
+    that type, and has learnt from LitBank's places that a place is no one's antecedent."""
+    runs, i = [], 0
+    while i < len(doc):
+        end = i
+        while (end < len(doc) and end - i < MAX_NAME_TOKENS and end not in taken
+               and doc[end].pos_ == "PROPN" and _capitalised(doc[end])
+               and not doc[end].text.isupper()):
+            end += 1
+        if end > i:
+            runs.append((i, end))
+        i = max(end, i + 1)
+    return runs
 
 
 def _group_names(doc: Doc, names: list[tuple[int, int, str | None]]) -> list[list[int]]:

@@ -14,6 +14,8 @@ probability that the candidate is the pronoun's antecedent. The features:
 * Hobbs' tree search in the pronoun's sentence (:func:`biasrepro.nlp.coref._hobbs_rank`) and
   binding (an object pronoun never refers to its clause's subject);
 * agreement: the candidate's first-name gender (gender-guesser) against the pronoun's;
+* what the candidate is: a proper noun, a PERSON entity, a place, nation, group or firm
+  (the parser's entity type), a known first name;
 * salience: how often the candidate's name recurs, whether this is its first mention, where
   in the text it first appears, and how many other persons, same-gender persons and
   same-gender pronouns stand between the two;
@@ -21,10 +23,10 @@ probability that the candidate is the pronoun's antecedent. The features:
 
 Training data (:func:`train`): GAP's development split (Webster et al., TACL 2018; two
 labelled candidate names per pronoun) and LitBank's coreference (Bamman et al., LREC 2020;
-every gendered pronoun with a person chain against the proper-name person mentions of its
-own and the three sentences before, labelled by chain). GAP's validation split is kept for
-scoring and its test split is never read. Training is deterministic: the classifier is seeded
-and early stopping is off, so the same data give a byte-identical model.
+every gendered pronoun with a person chain against the proper-name mentions of its own and
+the three sentences before, persons and places alike, labelled by chain). GAP's validation
+split is kept for scoring and its test split is never read. Training is deterministic: the
+classifier is seeded and early stopping is off, so the same data give a byte-identical model.
 
 The resolver is an artifact (:meth:`Resolver.save`): ``resolver.pkl`` and ``card.json`` with
 the data files' sha256, the features, the settings, the scikit-learn and spaCy versions and
@@ -71,6 +73,8 @@ OBJECTS = frozenset({"dobj", "iobj", "dative"})
 CANDIDATE_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "poss", "appos", "attr", "compound",
                   "conj", "ROOT")
 PRONOUN_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "poss")
+#: entity types of a candidate that names no person (a place, a nation, a group, a firm)
+PLACE_OR_GROUP = frozenset({"GPE", "LOC", "FAC", "NORP", "ORG"})
 #: features compared with the best competing candidate of the same pronoun
 RELATIVE = ("tok_dist", "sent_dist", "name_count", "main_subject", "parallel", "hobbs_level",
             "first_position")
@@ -129,6 +133,11 @@ def pair_features(info: DocInfo, candidate: Span, pronoun: Token) -> dict[str, f
     named = name_gender(candidate[0].text)
     f["gender_match"] = float(named is not None and named == gender)
     f["gender_mismatch"] = float(named is not None and named != gender)
+    f["first_name_known"] = float(named is not None)
+    f["ent_person"] = float(c.ent_type_ == "PERSON")
+    f["ent_place_or_group"] = float(c.ent_type_ in PLACE_OR_GROUP)
+    f["ent_other"] = float(c.ent_type_ not in ("", "PERSON", *PLACE_OR_GROUP))
+    f["proper"] = float(c.pos_ == "PROPN")
     last = candidate[-1].text
     f["name_count"] = float(min(info.counts.get(last, 1), 6))
     first = info.first.get(last, candidate[-1].i)
@@ -228,13 +237,14 @@ def gap_pairs(examples: Sequence[GapExample], docs: Sequence[Doc]) -> Pairs:
 def litbank_pairs(documents: Sequence[LitbankDoc], docs: Sequence[Doc],
                   window: int = LITBANK_WINDOW) -> Pairs:
     """For each gendered pronoun mention in a person chain, its candidates: the proper-name
-    person mentions within ``window`` sentences before it (or later in its own sentence),
-    labelled by whether they are in its chain; pronouns with fewer than two candidates are
-    left out (nothing to choose)."""
+    mentions (persons, and places, organisations, vehicles, which are never a gendered
+    pronoun's antecedent) within ``window`` sentences before it (or later in its own
+    sentence), labelled by whether they are in its chain; pronouns with fewer than two
+    candidates are left out (nothing to choose)."""
     pairs = Pairs()
     for lb, doc in zip(documents, docs, strict=True):
         info = DocInfo(doc)
-        names = [m for m in lb.mentions if m.entity == "PER" and m.kind == "PROP"]
+        names = [m for m in lb.mentions if m.kind == "PROP"]
         for m in lb.mentions:
             gender = PRONOUN_GENDER.get(doc[m.start].lower_)
             if m.kind != "PRON" or m.end - m.start != 1 or gender is None:
