@@ -60,6 +60,9 @@ rule all:
         "results/metrics/classification.json",
         "results/metrics/classification.md",
         expand("results/biasfinder/{corpus}/table4.{ext}", corpus=BF_CORPUS, ext=["json", "md", "csv"]),
+        expand(f"{layout.COREF_GAP}/{{backend}}/gap_scores.md", backend=GAP_BACKENDS)
+        if "gap" in config["datasets"]
+        else [],
         biasfinder_annotation_jobs("results/biasfinder/{corpus}/annotation/{model}/{method}/sample.csv"),
         fairness_report_jobs(),
         expand("results/representation/table4.{ext}", ext=["csv", "md"])

@@ -309,3 +309,63 @@ def test_a_proper_noun_the_rules_missed_can_take_a_nameless_pronoun(
     assert ["Kubrick", "His"] in clusters_text(nlp, backend, text)
     backend, _ = rules_with(monkeypatch, {"Kubrick": 0.1, "Ireland": 0.2})
     assert not any("Kubrick" in c for c in clusters_text(nlp, backend, text))
+
+
+@pytest.mark.slow
+def test_the_workflow_trains_the_resolver_scores_every_backend_and_parses_with_it(
+        checkout: Path, tmp_path: Path) -> None:
+    """``biasfinder.coref.resolver: trained`` with GAP and LitBank from local folders (small
+    copies of the real files): rule coref_resolver trains it, rule coref_gap scores the
+    rules, the resolver and the rules with it, and the BiasFinder parse takes it."""
+    from conftest import SMALL_CONFIG, snakemake
+
+    gap_dir, lb_dir = tmp_path / "gap", tmp_path / "litbank"
+    gap_dir.mkdir()
+    lb_dir.mkdir()
+    for split, rows in (("development", 200), ("validation", 100)):
+        lines = realdata("gap", f"gap-{split}.tsv").read_text(encoding="utf-8").splitlines()
+        (gap_dir / f"gap-{split}.tsv").write_text("\n".join(lines[:rows + 1]) + "\n")
+    for txt in sorted(realdata("litbank", "tsv").glob("*.txt"))[:6]:
+        for f in (txt, txt.with_suffix(".ann")):
+            (lb_dir / f.name).write_bytes(f.read_bytes())
+    over = tmp_path / "resolver.yaml"
+    over.write_text(json.dumps({
+        "datasets": {"gap": {"source": "local", "format": "gap_tsv", "path": str(gap_dir)},
+                     "litbank": {"source": "local", "format": "litbank_tsv",
+                                 "path": str(lb_dir)}},
+        "biasfinder": {"coref": {"backend": "rules", "resolver": "trained"}}}))
+    from biasrepro import layout
+
+    targets = [f"{layout.COREF_GAP}/{b}/gap_scores.md" for b in ("rules", "learned",
+                                                                 "rules-resolver")]
+    proc = snakemake([*targets, "resources/biasfinder/imdb-test/parsed.spacy", "--cores", "2",
+                      "--configfile", SMALL_CONFIG, str(over)], cwd=checkout)
+    assert "coref_resolver" in proc.stdout + proc.stderr
+    card = json.loads((checkout / layout.COREF_RESOLVER / resolver.CARD_FILE).read_text())
+    assert card["data"]["gap_development"]["examples"] == 200
+    assert card["data"]["gap_validation"]["examples"] == 100
+    backends = {json.loads((checkout / layout.COREF_GAP / b / gap.JSON_NAME).read_text())[
+        "backend"].split(" ")[0] for b in ("rules", "learned", "rules-resolver")}
+    assert backends == {"rules", "learned", "rules+resolver"}
+    log = (checkout / "logs" / "biasfinder_parse" / "imdb-test.log").read_text()
+    assert "rules+resolver" in log
+
+
+@pytest.mark.parametrize(("coref", "says"), [
+    ({"backend": "rules"}, "rules (no learned resolver)"),
+    ({"backend": "rules", "resolver": "trained"}, "rules with the learned pronoun resolver "
+                                                  "(trained;"),
+    ({"backend": "fastcoref", "model": "biu-nlp/f-coref", "kind": "FCoref"},
+     "fastcoref FCoref (biu-nlp/f-coref)"),
+])
+def test_the_run_record_says_which_backend_made_the_templates(
+        tmp_path: Path, coref: dict, says: str) -> None:
+    from biasrepro.analysis.record import write_record
+
+    data = tmp_path / "d.txt"
+    data.write_text("x")
+    out = tmp_path / "REPRODUCTION.md"
+    write_record(out=out, config_sha256="0" * 64, configfiles=["c.yaml"], data=[data],
+                 tables=[], seed=1, coreference=coref)
+    line = next(x for x in out.read_text().splitlines() if "coreference backend" in x)
+    assert says in line

@@ -41,6 +41,10 @@ DATASET_FORMATS = {
     # BiasFinder's own word lists (soarsmu/BiasFinder asset/), used with biasfinder.lists:
     # original; `local` takes a folder holding the six files
     "biasfinder_lists": ("biasfinder_asset",),
+    # the learned pronoun resolver's data (biasfinder.coref.resolver: trained): GAP's
+    # development and validation TSVs, LitBank's coref/tsv files; `local` takes a folder
+    "gap": ("gap_tsv",),
+    "litbank": ("litbank_tsv",),
 }
 #: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
 TRAINING_DATA = {task: tuple(kinds) for task, kinds in layout.TRAINING_DATA.items()}
@@ -144,6 +148,15 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
                     f"config key '{key}': format {fmt} needs one train and one test file "
                     "(files[].split, or path: {train: ..., test: ...})"
                 )
+    resolver = config.get("biasfinder", {}).get("coref", {}).get("resolver")
+    if resolver == layout.TRAINED_RESOLVER:
+        problems += [f"config key 'datasets.{name}': missing (needed by biasfinder.coref."
+                     f"resolver: {layout.TRAINED_RESOLVER})" for name in ("gap", "litbank")
+                     if name not in config["datasets"]]
+    if resolver is not None and config.get("biasfinder", {}).get("coref", {}).get(
+            "backend") != "rules":
+        problems.append("config key 'biasfinder.coref.resolver': only the rules backend "
+                        "takes a resolver (set it to null for fastcoref)")
     if (config.get("biasfinder", {}).get("lists") == "original"
             and "biasfinder_lists" not in config["datasets"]):
         problems.append("config key 'datasets.biasfinder_lists': missing (needed by "

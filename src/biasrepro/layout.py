@@ -28,6 +28,13 @@ DOWNLOADS = "resources/downloads"
 #: pretrained embedded models: resources/models/embedded/MODEL
 EMBEDDED_MODELS = "resources/models/embedded"
 CHECKPOINTS = "resources/checkpoints"
+#: the learned pronoun resolver the workflow trains (``biasfinder.coref.resolver: trained``)
+#: and the coreference backends' GAP scores, one folder per backend
+TRAINED_RESOLVER = "trained"
+COREF_RESOLVER = "resources/coref/resolver"
+#: a resolver folder's model and card (:mod:`biasrepro.nlp.resolver`)
+RESOLVER_FILES = ("resolver.pkl", "card.json")
+COREF_GAP = f"{RESULTS}/biasfinder/coref/gap"
 #: every job's log (LOGS/NAME.log) and Snakemake benchmark file (JOB_BENCHMARKS/NAME.tsv:
 #: wall time, CPU time, peak memory); a further seed's jobs' under seeds/SEED/ in each
 LOGS = "logs"

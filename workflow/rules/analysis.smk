@@ -168,12 +168,14 @@ rule run_record:
     """results/REPRODUCTION.md: versions, device, config and data hashes, comparison tables;
     rewritten whenever results, versions or the device change (they are its params)."""
     input:
-        data=data_files(),
+        data=[*data_files(), *resolver_files()],
         tables=[
             rules.analysis_controls.output.md,
             rules.paper_tables.output.index,
             *paper_table_markdown(),
             rules.cross_study.output.md,
+            *(expand(f"{layout.COREF_GAP}/{{backend}}/gap_scores.md", backend=GAP_BACKENDS)
+              if "gap" in config["datasets"] else []),
         ],
     output:
         report(
@@ -185,7 +187,7 @@ rule run_record:
         environment=run_environment(),
         config_sha256=CONFIG_SHA256,
         configfiles=" ".join(shlex.quote(os.path.relpath(f)) for f in workflow.configfiles),
-        settings=settings("seed"),
+        settings=settings("seed", "biasfinder.coref"),
     log:
         job_log("analysis/run_record"),
     benchmark:

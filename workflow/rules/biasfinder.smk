@@ -74,6 +74,7 @@ rule biasfinder_parse:
         corpus=biasfinder_corpus,
         lists=BF_WORDLISTS,
         lexicons=BF_LEXICONS,
+        resolver=resolver_files,
     output:
         "resources/biasfinder/{corpus}/parsed.spacy",
     params:
@@ -92,6 +93,66 @@ rule biasfinder_parse:
     shell:
         biasrepro("--gpus {resources.gpu} biasfinder parse --input {input.corpus:q}"
                   " --wordlists {params.lists:q} --settings {params.settings:q} --out {output:q}")
+
+
+rule coref_resolver:
+    """The learned pronoun resolver: trained on GAP development and LitBank, its threshold
+    chosen by cross-validation, scored on GAP validation; model and card (data hashes,
+    features, scores)."""
+    input:
+        gap=lambda w: coref_data_files("gap"),
+        litbank=lambda w: coref_data_files("litbank"),
+    output:
+        [f"{layout.COREF_RESOLVER}/{name}" for name in layout.RESOLVER_FILES],
+    params:
+        settings=settings("biasfinder.spacy_model", "seed"),
+        litbank=lambda w, input: os.path.dirname(input.litbank[0]),
+        out=layout.COREF_RESOLVER,
+    log:
+        job_log("coref_resolver"),
+    benchmark:
+        job_benchmark("coref_resolver")
+    resources:
+        **compute("parse"),
+    conda:
+        CONDA_ENV
+    shell:
+        biasrepro("coref train --gap {input.gap[0]:q} --validation {input.gap[1]:q}"
+                  " --litbank {params.litbank:q} --settings {params.settings:q}"
+                  " --out {params.out:q}")
+
+
+rule coref_gap:
+    """One coreference backend scored on GAP validation as GAP's scorer does (M, F, B, O)."""
+    input:
+        gap=lambda w: coref_data_files("gap")[1],
+        lists=BF_WORDLISTS,
+        resolver=lambda w: gap_resolver_files() if w.backend in ("learned",
+                                                                  "rules-resolver") else [],
+    output:
+        f"{layout.COREF_GAP}/{{backend}}/gap_scores.json",
+        f"{layout.COREF_GAP}/{{backend}}/gap_scores.md",
+    wildcard_constraints:
+        backend="|".join(GAP_BACKENDS),
+    params:
+        settings=settings("biasfinder.spacy_model", "biasfinder.coref"),
+        lists=wordlists_dir,
+        backend=lambda w: "rules" if w.backend == "rules-resolver" else w.backend,
+        resolver=lambda w, input: ("--resolver " + shlex.quote(os.path.dirname(
+            input.resolver[0]))) if input.resolver else "",
+        out=lambda w, output: os.path.dirname(output[0]),
+    log:
+        job_log("coref_gap/{backend}"),
+    benchmark:
+        job_benchmark("coref_gap/{backend}")
+    resources:
+        **compute("parse", gpu=BIASFINDER["coref"]["backend"] == "fastcoref"),
+    conda:
+        CONDA_ENV
+    shell:
+        biasrepro("--gpus {resources.gpu} coref evaluate --gap {input.gap:q} --backend {params.backend}"
+                  " {params.resolver} --wordlists {params.lists:q} --settings {params.settings:q}"
+                  " --out {params.out:q}")
 
 
 rule biasfinder_templates:

@@ -124,10 +124,11 @@ def _add_metrics(asub: Any) -> None:
 
 def _record(args: argparse.Namespace) -> None:
     from biasrepro.analysis.record import write_record
-    from biasrepro.config import need
+    from biasrepro.config import need, optional
 
     write_record(out=args.out, config_sha256=args.config_sha256, configfiles=args.configfiles,
-                 data=args.data, tables=args.tables, seed=need(args.settings, "seed"))
+                 data=args.data, tables=args.tables, seed=need(args.settings, "seed"),
+                 coreference=optional(args.settings, "biasfinder.coref", None))
 
 
 def _add_record(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:

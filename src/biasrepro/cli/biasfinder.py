@@ -91,8 +91,10 @@ def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
 
     frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
     lists = wordlists.load(directory=args.wordlists)
+    from biasrepro.nlp.resolver import from_settings
+
     coref = make_backend(optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
-                         nlp, lists)
+                         nlp, lists, resolver=from_settings(args.settings))
     parse = optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
     return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
                         n_process=parse["n_process"], wordlists=lists)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.config import optional
 from biasrepro.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,12 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise ConfigError(f"--limit must be positive, not {args.limit}")
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be positive, not {args.batch_size}")
-    if args.backend == "fastcoref" and args.model is None:
+    configured = optional(args.settings, "biasfinder.coref", None)
+    if args.backend == "fastcoref" and args.model is None and (
+            not configured or configured.get("backend") != "fastcoref"):
         raise ConfigError("--backend fastcoref needs --model, the directory of a fastcoref "
-                          "(F-coref or LingMess) model")
+                          "(F-coref or LingMess) model, or settings whose biasfinder.coref "
+                          "names one")
     if args.backend != "fastcoref" and args.model is not None:
         raise ConfigError(f"--model is for --backend fastcoref; the {args.backend} backend "
                           "takes no fastcoref weights")
@@ -49,9 +53,11 @@ def _evaluate(args: argparse.Namespace) -> None:
     examples = gap.read_gap(args.gap)
     if args.limit is not None:
         examples = examples[:args.limit]
-    nlp = load_pipeline(args.spacy_model)
+    nlp = load_pipeline(_spacy_model(args))
     backend = _backend(args, nlp)
     result = gap.evaluate(examples, backend, nlp, batch_size=args.batch_size)
+    if args.backend == "fastcoref" and args.model is None:
+        args.model = configured.get("model")
     name = (f"{args.backend} ({args.model})" if args.model is not None
             else f"learned resolver ({args.resolver}, GAP's candidate names)"
             if args.backend == "learned"
@@ -60,6 +66,12 @@ def _evaluate(args: argparse.Namespace) -> None:
     gap.write_report(result, args.out, name, args.gap)
     elapsed = time.perf_counter() - started
     print(f"GAP {args.gap.name} [{name}]: {result.line()} in {elapsed:.1f} s -> {args.out}")
+
+
+def _spacy_model(args: argparse.Namespace) -> str:
+    """The pipeline: the settings' ``biasfinder.spacy_model`` (the workflow's), else
+    ``--spacy-model``."""
+    return optional(args.settings, "biasfinder.spacy_model", args.spacy_model)
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -71,8 +83,9 @@ def _train(args: argparse.Namespace) -> None:
     if args.litbank_weight < 0:
         raise ConfigError(f"--litbank-weight must not be negative, not {args.litbank_weight}")
     started = time.perf_counter()
-    resolver: Resolver = train(args.gap, args.litbank, load_pipeline(args.spacy_model),
-                               seed=args.seed, litbank_weight=args.litbank_weight,
+    resolver: Resolver = train(args.gap, args.litbank, load_pipeline(_spacy_model(args)),
+                               seed=optional(args.settings, "seed", args.seed),
+                               litbank_weight=args.litbank_weight,
                                folds=args.folds, validation_file=args.validation)
     resolver.save(args.out)
     scores = resolver.card["scores"]
@@ -100,12 +113,20 @@ def _backend(args: argparse.Namespace, nlp: Any) -> Any:
 
             learned = Resolver.load(args.resolver)
         return RuleCoref(wordlists.load(directory=args.wordlists), resolver=learned)
+    if args.model is None:  # the configured model: a local folder or a pinned Hub id
+        from biasrepro.nlp.coref import make_backend
+
+        return make_backend(args.settings["biasfinder.coref"], nlp, None)  # type: ignore[arg-type]
     return FastCoref(args.model, nlp=nlp, kind=args.kind, device=args.device)
 
 
 def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     """Add ``coref`` and its subcommands to the top-level parser's subparsers."""
-    del settings_type  # the steps take their options on the command line
+    def settings_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--settings", type=settings_type, default=None,
+                        help="JSON object of dotted config keys, or a config YAML file: "
+                        "biasfinder.spacy_model (and seed for train) override the options")
+
     co = sub.add_parser("coref", help="measure the coreference backends (GAP)",
                         description="The coreference backends BiasFinder's gender and "
                         "country templates start from, measured on GAP (Webster et al. "
@@ -143,6 +164,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="score only the first N examples")
     e.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size")
     e.add_argument("--out", type=Path, required=True, help="the report folder")
+    settings_arg(e)
     e.set_defaults(func=_evaluate)
 
     t = csub.add_parser("train", help="train the learned pronoun resolver (GAP + LitBank)",
@@ -162,4 +184,5 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
     t.add_argument("--out", type=Path, required=True, help="the resolver folder")
+    settings_arg(t)
     t.set_defaults(func=_train)

@@ -371,17 +371,15 @@ class RuleCoref:
         """For each pronoun mention (by index), the resolver's probability for every named
         cluster within reach (its last name mention before the pronoun, at most
         :data:`ANTECEDENT_SENTENCES` + 1 sentences back), all pairs of the document scored in
-        one call. Name clusters are fixed before linking, so the candidates are too. Where no
-        name is within reach, the proper nouns no rule read as a name are the candidates
+        one call (:meth:`biasrepro.nlp.resolver.Resolver.pronoun_probabilities`). Name
+        clusters are fixed before linking, so the candidates are too. Where no name is within
+        reach, the proper nouns no rule read as a name are the candidates
         (:func:`_proper_runs`: "Kubrick ... his", the small model's NER missed him): a
         pronoun the resolver gives to one of them is not left to the rules' nameless chain,
         whose template would keep the name."""
-        from biasrepro.nlp.resolver import DocInfo, Pairs, pair_features, with_relative
-
         assert self.resolver is not None
-        info = DocInfo(doc)
         asked: list[tuple[int, list[int]]] = []
-        pairs = Pairs()
+        requests: list[tuple[list[tuple[int, int]], int]] = []
         for k, m in enumerate(mentions):
             if m.kind != "pronoun":
                 continue
@@ -394,14 +392,13 @@ class RuleCoref:
             last = last or loose
             if last:
                 clusters = sorted(last)
-                pairs.rows += with_relative([
-                    pair_features(info, doc[last[c].start:last[c].end], doc[m.start])
-                    for c in clusters])
+                requests.append(([(last[c].start, last[c].end) for c in clusters], m.start))
                 asked.append((k, clusters))
         if not asked:
             return {}
-        probabilities = iter(self.resolver.model.predict_proba(pairs.matrix())[:, 1].tolist())
-        return {k: {c: next(probabilities) for c in clusters} for k, clusters in asked}
+        scored = self.resolver.pronoun_probabilities(doc, requests)
+        return {k: dict(zip(clusters, p, strict=True))
+                for (k, clusters), p in zip(asked, scored, strict=True)}
 
     def _learned_cluster(self, doc: Doc, sentence: Sequence[int], before: list[_Mention],
                          mention: _Mention, genders: list[str | None],
@@ -769,12 +766,17 @@ class FastCoref:
         return out
 
 
-def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists
-                 ) -> RuleCoref | FastCoref:
-    """The backend the config key ``biasfinder.coref`` names."""
+def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists,
+                 resolver: Resolver | None = None) -> RuleCoref | FastCoref:
+    """The backend the config key ``biasfinder.coref`` names; the rules backend with
+    ``resolver``, the learned resolver ``biasfinder.coref.resolver`` names
+    (:func:`biasrepro.nlp.resolver.from_settings` loads it)."""
     backend = settings.get("backend")
     if backend == "rules":
-        return RuleCoref(wordlists)
+        if settings.get("resolver") is not None and resolver is None:
+            raise ConfigError("biasfinder.coref.resolver is set: load it "
+                              "(biasrepro.nlp.resolver.from_settings) and pass it")
+        return RuleCoref(wordlists, resolver=resolver)
     if backend == "fastcoref":
         model = settings.get("model")
         if not model:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from biasrepro import layout
 from biasrepro.errors import DataError, ModelError
 from biasrepro.nlp.coref import _clause_mates, _hobbs_rank, name_gender
 
@@ -63,8 +64,7 @@ log = logging.getLogger(__name__)
 
 #: the artifact's format; a change of features or file layout raises it
 VERSION = 1
-MODEL_FILE = "resolver.pkl"
-CARD_FILE = "card.json"
+MODEL_FILE, CARD_FILE = layout.RESOLVER_FILES
 PRONOUN_GENDER = {**dict.fromkeys(("he", "him", "his", "himself"), "male"),
                   **dict.fromkeys(("she", "her", "hers", "herself"), "female")}
 SUBJECTS = frozenset({"nsubj", "nsubjpass"})
@@ -352,6 +352,20 @@ class Resolver:
         pairs = Pairs(rows=rows)
         return self.model.predict_proba(pairs.matrix())[:, 1]
 
+    def pronoun_probabilities(self, doc: Doc, requests: Sequence[tuple[
+            Sequence[tuple[int, int]], int]]) -> list[list[float]]:
+        """For each request (candidate token ranges, pronoun token index) of one document,
+        the probability of each candidate; every pair scored in one call."""
+        info = DocInfo(doc)
+        pairs = Pairs()
+        for candidates, pronoun in requests:
+            pairs.rows += with_relative([pair_features(info, doc[s:e], doc[pronoun])
+                                         for s, e in candidates])
+        if not pairs.rows:
+            return [[] for _ in requests]
+        probabilities = iter(self.model.predict_proba(pairs.matrix())[:, 1].tolist())
+        return [[next(probabilities) for _ in candidates] for candidates, _ in requests]
+
     def predict_gap(self, examples: Sequence[GapExample], docs: Sequence[Doc]
                     ) -> list[tuple[bool, bool]]:
         """GAP decisions on the given candidate names (GAP's task as defined)."""
@@ -414,6 +428,17 @@ class Resolver:
             raise ModelError(f"{directory}: trained on other features than this code "
                              "computes; train it again")
         return cls(stored["model"], float(stored["threshold"]), card)
+
+
+def from_settings(settings: dict[str, Any] | None) -> Resolver | None:
+    """The resolver the config key ``biasfinder.coref.resolver`` names: None when unset,
+    the workflow's (:data:`biasrepro.layout.COREF_RESOLVER`) for ``trained``, else the
+    folder given."""
+    coref = (settings or {}).get("biasfinder.coref") or {}
+    name = coref.get("resolver") if isinstance(coref, dict) else None
+    if name is None:
+        return None
+    return Resolver.load(layout.COREF_RESOLVER if name == layout.TRAINED_RESOLVER else name)
 
 
 def parse(texts: Sequence[str], nlp: Language, batch_size: int = 64) -> list[Doc]:

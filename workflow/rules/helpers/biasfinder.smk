@@ -80,3 +80,54 @@ def biasfinder_annotation_jobs(pattern):
         for model in config["models"]["tasks"].get("sentiment", [])
         for method in BF_METHODS
     ]
+
+
+#: the rules backend's learned pronoun resolver: none, the one rule coref_resolver trains
+#: (`trained`), or a folder given by path
+BF_RESOLVER = BIASFINDER["coref"].get("resolver")
+
+
+def coref_data_files(dataset):
+    """GAP's development and validation TSVs (`gap`) or LitBank's coref/tsv files (`litbank`):
+    downloaded, or in the folder `datasets.<dataset>.path`."""
+    ds = config["datasets"][dataset]
+    if ds["source"] == "download":
+        return [f"{layout.DOWNLOADS}/{dataset}/{f['name']}" for f in ds["files"]]
+    if ds["source"] != "local" or not isinstance(ds["path"], str):
+        raise WorkflowError(f"config key 'datasets.{dataset}': source must be download, or "
+                            "local with a folder as path")
+    folder = Path(ds["path"])
+    if dataset == "gap":
+        return [str(folder / f"gap-{split}.tsv") for split in ("development", "validation")]
+    return sorted(str(p) for p in folder.glob("*.[ta][xn][tn]"))
+
+
+def resolver_files(wildcards=None):
+    """The files of the resolver the templates' parse uses (and the run record hashes); none
+    without one."""
+    if BF_RESOLVER is None:
+        return []
+    folder = layout.COREF_RESOLVER if BF_RESOLVER == layout.TRAINED_RESOLVER else BF_RESOLVER
+    return [f"{folder}/{name}" for name in layout.RESOLVER_FILES]
+
+
+#: the run trains the resolver where it has GAP and LitBank, whether or not the templates use it
+TRAINS_RESOLVER = {"gap", "litbank"} <= set(config["datasets"])
+
+
+def gap_resolver_files(wildcards=None):
+    """The resolver GAP scores: the templates' own, else the one the run trains."""
+    if BF_RESOLVER not in (None, layout.TRAINED_RESOLVER):
+        return resolver_files()
+    return [f"{layout.COREF_RESOLVER}/{name}" for name in layout.RESOLVER_FILES]
+
+
+#: the backends whose GAP scores the run reports (where `datasets.gap` is configured): the
+#: rules; with a resolver, the resolver on GAP's candidate names and the rules choosing named
+#: antecedents with it; the configured fastcoref model
+GAP_BACKENDS = [
+    "rules",
+    *(["learned", "rules-resolver"]
+      if TRAINS_RESOLVER or BF_RESOLVER not in (None, layout.TRAINED_RESOLVER) else []),
+    *(["fastcoref"] if BIASFINDER["coref"]["backend"] == "fastcoref" else []),
+]
