@@ -369,3 +369,17 @@ def test_the_run_record_says_which_backend_made_the_templates(
                  tables=[], seed=1, coreference=coref)
     line = next(x for x in out.read_text().splitlines() if "coreference backend" in x)
     assert says in line
+
+
+def test_the_resolver_benchmark_runs_and_prints_its_ratio(trained: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "coref_resolver.py"), "--corpus",
+         str(realdata("imdb", "imdb_test_sample.tsv")), "--resolver", str(trained / "model"),
+         "--n", "30", "--n-process", "1"], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "ratio vs rules alone:" in proc.stdout and "25,000 reviews at this rate" in proc.stdout
