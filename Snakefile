@@ -35,6 +35,14 @@ include: "workflow/rules/representation.smk"
 include: "workflow/rules/analysis.smk"
 
 
+# A run killed while recording itself in DVC (the onsuccess hook below) left dvc.lock
+# incomplete; a resumed run with nothing to do would not record again, so say so loudly.
+from biasrepro.dvc import interrupted_record  # noqa: E402  (src/ is on the path: common.smk)
+
+if (_warning := interrupted_record(Path(workflow.basedir))) is not None:
+    print(f"WARNING: {_warning}", file=sys.stderr)
+
+
 # Jobs that only gather finished tables into others and take seconds: on a cluster they run
 # where Snakemake runs rather than waiting in the queue (a local run is unaffected).
 localrules:

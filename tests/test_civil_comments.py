@@ -366,3 +366,18 @@ def test_a_fault_in_a_later_block_names_its_row(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"value outside \[0, 1\]") as e:
         _prepare(_written(tmp_path / "a.csv", rows), tmp_path / "a")
     assert e.value.row == j + 1 and e.value.column == "toxicity"
+
+
+def test_the_console_line_counts_every_dropped_row_by_reason(tmp_path, caplog):
+    """Rows dropped for no human identity labels or for being empty after cleaning (an
+    emoji-only comment) are counted on the console, not only in identity_stats.json."""
+    import logging
+
+    write_civil_comments_csv(tmp_path / "all_data.csv")
+    with caplog.at_level(logging.INFO, logger="biasrepro.data.civil_comments"):
+        _, stats = _prepare(tmp_path / "all_data.csv", tmp_path / "out")
+    line = next(r.getMessage() for r in caplog.records
+                if r.getMessage().startswith("civil comments: kept"))
+    assert line.startswith(f"civil comments: kept {stats['rows_kept']} of "
+                           f"{stats['rows_read']} rows read (dropped: 2 no human identity "
+                           "labels, 1 empty after cleaning)")

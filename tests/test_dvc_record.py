@@ -273,3 +273,35 @@ def test_a_run_outside_dvc_or_of_another_configuration_is_not_recorded(
     assert "not a git work tree" in dvc.record(tmp_path, [Path("config/config.yaml")])
     monkeypatch.setenv("DVC_STAGE", "world_sst")
     assert "inside `dvc repro`" in dvc.record(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_recording_is_named_and_repaired(recorded_run: tuple[Path, str],
+                                                            tmp_path: Path) -> None:
+    """SIGKILL the record step once it has begun: the next workflow call warns (a resumed run
+    with nothing to do would not record again) and names the one command that repairs it;
+    that command leaves dvc.lock complete, `dvc status` clean and the warning gone."""
+    import os
+    import signal
+
+    source, _ = recorded_run
+    repo = tmp_path / "repo"
+    shutil.copytree(source, repo, symlinks=True)
+    (repo / "dvc.lock").unlink()  # as before the record: nothing recorded yet
+    marker = repo / dvc.RECORDING
+    proc = subprocess.Popen([str(BIN / "biasrepro"), "dvc-record"], cwd=repo,
+                            env=env_with_venv(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    while not marker.exists() and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert marker.exists()
+    dry = snakemake(["--cores", "all", "-n"], cwd=repo)
+    assert "the last run was stopped while recording itself in DVC" in dry.stderr
+    assert "`biasrepro dvc-record`" in dry.stderr
+    _run([str(BIN / "biasrepro"), "dvc-record"], repo)
+    assert not marker.exists() and (repo / "dvc.lock").is_file()
+    assert _status(repo) == {}
+    assert "stopped while recording" not in snakemake(["--cores", "all", "-n"],
+                                                      cwd=repo).stderr

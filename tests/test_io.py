@@ -86,3 +86,55 @@ def test_damaged_pandas_metadata_is_one_error_naming_the_file(tmp_path, damage) 
         brio.read_parquet(path)
     with pytest.raises(DataError, match="damaged.parquet.*pandas metadata is damaged"):
         brio.read_parquet_rows(path, key="id", values=["a"], columns=["id", "n"])
+
+
+@pytest.mark.parametrize(("cell", "said"), [
+    (["She was fine."], "a list of 1 item: ['She was fine.']"),
+    (["a", "b"], "a list of 2 items: ['a', 'b']"),
+    ({"t": "x"}, "a mapping with keys ['t']"),
+    (7, "7"),
+])
+def test_text_that_is_no_string_says_what_it_is(cell: object, said: str) -> None:
+    """A Parquet list column reaches pandas as numpy arrays: named as a list, not a
+    traceback, not a bare string that hides it was a list."""
+    import numpy as np
+
+    from biasrepro.errors import DataError
+    from biasrepro.io import check_text
+
+    value = np.array(cell, dtype=object) if isinstance(cell, list) else cell
+    values = pd.Series([value, "fine"], index=[1, 2], dtype=object)
+    with pytest.raises(DataError, match=r"row 1, column 'text': text is not a string") as e:
+        check_text(values, file="f.parquet", column="text")
+    assert str(e.value).endswith(f"(got {said})")
+
+
+def test_an_input_that_is_no_regular_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    import os
+
+    from biasrepro.errors import DataError
+    from biasrepro.io import require_file
+
+    with pytest.raises(DataError, match="input file not found"):
+        require_file(tmp_path / "missing.csv")
+    with pytest.raises(DataError, match="input is a directory, not a file"):
+        require_file(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="not a regular file .a pipe"):
+        require_file(fifo)
+
+
+def test_a_review_starting_with_a_quote_says_how_to_write_the_file(tmp_path: Path) -> None:
+    from biasrepro.errors import DataError
+    from biasrepro.io import read_table
+
+    path = tmp_path / "r.tsv"
+    path.write_text('label\ttext\n1\t"Titanic" is long\n')
+    with pytest.raises(DataError, match=r"row 1: malformed delimited text .*quote such "
+                                        r"fields as CSV writers do, or save the file as "
+                                        r"Parquet"):
+        read_table(path, required=["label", "text"])
+    path.write_text('label\ttext\n1\t"""Titanic"" is long"\n')
+    assert read_table(path, required=["label", "text"])["text"].tolist() == [
+        '"Titanic" is long']

@@ -49,6 +49,9 @@ DEFAULT_CONFIG = Path("config/config.yaml")
 #: what recording a run writes into the checkout outside git's ignore rules: the user commits
 #: it with the code that made it (the DVC cache and .dvc/tmp are ignored by .dvc/.gitignore)
 RUN_RECORDS = ("dvc.lock",)
+#: present while :func:`record` writes dvc.lock and the cache: left behind, it says a run
+#: was killed while recording itself (DVC's own .dvc/tmp, which git ignores)
+RECORDING = Path(".dvc/tmp/biasrepro-recording")
 #: where DVC looks up a plot's ``template`` by name (relative to the project root)
 TEMPLATE_DIR = Path(".dvc/plots")
 
@@ -563,6 +566,17 @@ def _quick_commit(dvc_repo: Any) -> Iterator[None]:
         dvc_log.setLevel(level)
 
 
+def interrupted_record(repo: Path = REPO_ROOT) -> str | None:
+    """A warning when the last run was killed while recording itself in DVC (its marker,
+    :data:`RECORDING`, is still there): dvc.lock may be incomplete, and a resumed run with
+    nothing to do would not record again. None otherwise."""
+    if not (repo / RECORDING).exists():
+        return None
+    return ("the last run was stopped while recording itself in DVC, so dvc.lock may be "
+            "incomplete; finish the record with `biasrepro dvc-record` (the results are "
+            "complete)")
+
+
 def record(repo: Path = REPO_ROOT, run_configfiles: Sequence[Path] = (),
            overridden: bool = False) -> str:
     """Record the Snakemake run that just finished in ``repo`` in DVC, as ``dvc repro`` would
@@ -599,6 +613,9 @@ def record(repo: Path = REPO_ROOT, run_configfiles: Sequence[Path] = (),
     except SCMError:
         return skip + f"{repo} is not a git work tree (DVC records runs in one)"
     notes = []
+    marker = repo / RECORDING
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(f"{os.getpid()}\n", encoding="utf-8")
     rendered = render_files(DEFAULT_CONFIG, repo)
     if stale := _stale(rendered, repo):
         _write(rendered, repo)
@@ -618,6 +635,7 @@ def record(repo: Path = REPO_ROOT, run_configfiles: Sequence[Path] = (),
             f"recording the run in DVC failed: {e}. The run's results are complete; retry "
             "with `biasrepro dvc-record`"
         ) from None
+    marker.unlink(missing_ok=True)
     notes.insert(0, f"recorded {len(done)} of {len(stages)} stages in dvc.lock and the DVC "
                     f"cache in {time.perf_counter() - started:.1f} s")
     if len(done) < len(stages):

@@ -43,20 +43,119 @@ from biasrepro.errors import DataError
 log = logging.getLogger(__name__)
 
 
+#: locks this process holds on the outputs it writes (final path -> open lock file): a
+#: second run targeting the same output is refused instead of racing this one
+_HELD: dict[Path, IO[str]] = {}
+_TEMP = re.compile(r"\.tmp-(\d+)\.(.+)")
+
+
+def _lock_path(final: Path) -> Path:
+    """The lock of an output: in one folder per user and machine (``BIASREPRO_OUTPUT_LOCKS``,
+    else the temporary directory), named by the output's absolute path's sha256, so no lock
+    file lands beside the outputs (where DVC would hash it)."""
+    import tempfile
+
+    base = Path(os.environ.get("BIASREPRO_OUTPUT_LOCKS")
+                or Path(tempfile.gettempdir()) / f"biasrepro-output-locks-{os.getuid()}")
+    base.mkdir(parents=True, exist_ok=True)
+    return base / hashlib.sha256(str(final).encode()).hexdigest()[:32]
+
+
+def lock_output(final: str | Path) -> bool:
+    """Hold an exclusive lock on ``final`` until :func:`release_outputs` (or this process's
+    end, however it ends); a :class:`DataError` naming the other run's pid when another live
+    process holds it. False when this process held it already."""
+    import fcntl
+
+    final = Path(final).absolute()
+    if final in _HELD:
+        return False
+    try:
+        handle = open(_lock_path(final), "a+", encoding="utf-8")  # noqa: SIM115 - held
+    except OSError as e:
+        raise DataError(f"cannot lock the output {final} ({e.strerror}); set "
+                        "BIASREPRO_OUTPUT_LOCKS to a folder this user can write") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        other = handle.read().strip() or "unknown"
+        handle.close()
+        raise DataError(f"another run (pid {other}) is writing {final}: wait for it to "
+                        "finish, or write to another path") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    _HELD[final] = handle
+    return True
+
+
+def release_outputs(paths: Sequence[str | Path] | None = None) -> None:
+    """Release the locks on ``paths`` (all this process holds when None)."""
+    for final in list(_HELD) if paths is None else [Path(p).absolute() for p in paths]:
+        handle = _HELD.pop(final, None)
+        if handle is not None:
+            handle.close()
+
+
+def check_output(path: str | Path, *, folder: bool = False) -> bool:
+    """Before any work: ``path`` (an output file, or with ``folder`` an output folder) can
+    be written: a probe file is made and removed in its folder, or in the nearest folder that
+    exists (nothing is created), and a file output is locked for this process
+    (:func:`lock_output`; True when this call took the lock). One :class:`DataError`
+    naming the path otherwise: a file output
+    that is a directory, a folder output that is a file, a folder below a file, a folder
+    this user cannot write (permissions, an immutable or read-only folder)."""
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        raise DataError(f"the output folder {path} is a file, not a folder")
+    if not folder and path.is_dir():
+        raise DataError(f"the output path {path} is a directory; give a file path")
+    target = path if folder else path.parent
+    existing = next(a for a in [target, *target.parents] if a.exists() or a == a.parent)
+    if not existing.is_dir():
+        raise DataError(f"cannot make the output folder {target}: {existing} is a file")
+    try:  # a probe where the output (or the first folder it needs) will be made
+        probe = existing / f".probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise DataError(f"cannot write the output folder {target} ({e.strerror} in "
+                        f"{existing}); choose a folder this user can write") from None
+    return False if folder else lock_output(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
     """Yield temporary paths for ``paths``; rename them all into place on success.
 
     On any exception the temporary files are removed and the exception propagates; files
-    already at the final paths (an earlier run's) are left untouched.
+    already at the final paths (an earlier run's) are left untouched. Each final path is
+    checked and locked first (:func:`check_output`): another live run writing it is refused,
+    and its temporary files are never touched (only those of dead processes are cleared).
+    Before the first rename every final path is checked again, so a set of outputs is
+    committed all or none.
     """
     finals = [Path(p) for p in paths]
     # the name keeps its suffixes, so a step can read back what it wrote before renaming
     temps = [f.with_name(f".tmp-{os.getpid()}.{f.name}") for f in finals]
+    taken = [f for f in finals if check_output(f)]  # locks this block releases
     for f in finals:
         f.parent.mkdir(parents=True, exist_ok=True)
         for stale in f.parent.glob(f".tmp-*.{glob.escape(f.name)}"):
-            if not re.fullmatch(rf"\.tmp-\d+\.{re.escape(f.name)}", stale.name):
+            match = _TEMP.fullmatch(stale.name)
+            if match is None or match[2] != f.name or _alive(int(match[1])):
                 continue
             stale.unlink(missing_ok=True)
     try:
@@ -64,12 +163,18 @@ def atomic_outputs(*paths: str | Path) -> Iterator[list[Path]]:
         missing = [str(f) for f, t in zip(finals, temps, strict=True) if not t.exists()]
         if missing:
             raise RuntimeError(f"step finished without writing: {', '.join(missing)}")
+        blocked = [str(f) for f in finals if f.is_dir()]
+        if blocked:
+            raise DataError(f"output path is a directory: {', '.join(blocked)}; nothing was "
+                            "written")
     except BaseException:
         for p in temps:
             p.unlink(missing_ok=True)
+        release_outputs(taken)
         raise
     for f, t in zip(finals, temps, strict=True):
         os.replace(t, f)
+    release_outputs(taken)
 
 
 #: the fixed Parquet settings of every table the harness writes
@@ -173,10 +278,18 @@ _FIELD_LIMIT = 1 << 30  # the csv module's default (131,072 characters) refuses 
 
 
 def require_file(path: str | Path) -> None:
-    """Refuse a missing or zero-byte input file."""
+    """Refuse a missing, non-regular (a directory, a FIFO, a device) or zero-byte input."""
+    import stat
+
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError("input file not found", file=path)
+    if path.is_dir():
+        raise DataError("input is a directory, not a file: give the file inside it",
+                        file=path)
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise DataError("input is not a regular file (a pipe, socket or device): save it "
+                        "to a file first", file=path)
     if path.stat().st_size == 0:
         raise DataError("file is empty", file=path)
 
@@ -311,7 +424,10 @@ def iter_records(
             yield row, fields
             row += 1
     except csv.Error as e:
-        raise DataError(f"malformed delimited text ({e})", file=file, row=row) from None
+        hint = ("; a field that starts with a quote must end with one, with quotes inside "
+                "doubled (\"\"): quote such fields as CSV writers do, or save the file as "
+                "Parquet" if any(k in str(e) for k in ('"', "quote", "EOF")) else "")
+        raise DataError(f"malformed delimited text ({e}){hint}", file=file, row=row) from None
     except _CORRUPT as e:
         raise DataError(f"truncated or corrupt compressed file ({e})", file=file) from None
 
@@ -744,19 +860,43 @@ def reject_rows(bad: pd.Series, values: pd.Series, message: str, *, file: str | 
     """Raise DataError at the first row where ``bad`` holds (index = 1-based row numbers)."""
     if bad.any():
         row = bad.idxmax()
-        value = values.loc[row]
-        value = value.item() if hasattr(value, "item") else value  # numpy scalar -> Python
-        if isinstance(value, str) and len(value) > 80:
-            value = value[:77] + "..."
-        raise DataError(f"{message} (got {value!r})", file=file, row=row, column=column)
+        raise DataError(f"{message} (got {describe_value(values.loc[row])})", file=file,
+                        row=row, column=column)
+
+
+def describe_value(value: Any) -> str:
+    """A cell's value for a message: a numpy scalar as the Python value, a list (a Parquet
+    list column gives numpy arrays) or mapping said to be one, long text cut to 80
+    characters."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = list(value)
+        shown = repr(items if len(repr(items)) <= 80 else items[:3])
+        return f"a list of {len(items)} item{'s' if len(items) != 1 else ''}: {shown}"
+    if isinstance(value, dict):
+        return f"a mapping with keys {sorted(map(str, value))[:5]}"
+    if isinstance(value, str) and len(value) > 80:
+        value = value[:77] + "..."
+    return repr(value)
+
+
+def _missing(value: Any) -> bool:
+    """A scalar missing value (None, NaN, NA); never a list."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def check_text(values: pd.Series, *, file: str | Path | None, column: str) -> None:
     """Refuse missing, blank or non-string text, and text with NUL characters."""
+    reject_rows(values.map(lambda v: not isinstance(v, str) and not _missing(v)), values,
+                "text is not a string", file=file, column=column)
     blank = values.isna() | (values.astype(str).str.strip() == "")
     reject_rows(blank, values, "text is empty", file=file, column=column)
-    reject_rows(values.map(lambda v: not isinstance(v, str)), values, "text is not a string",
-                file=file, column=column)
     reject_rows(values.str.contains("\x00", regex=False), values,
                 "NUL character in the text", file=file, column=column)
 

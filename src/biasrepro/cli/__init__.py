@@ -16,8 +16,9 @@ import time
 from collections.abc import Sequence
 
 from biasrepro import __version__, gpu
-from biasrepro.cli.settings import parse_settings
+from biasrepro.cli.settings import check_outputs, parse_settings
 from biasrepro.errors import BiasreproError
+from biasrepro.io import release_outputs
 
 log = logging.getLogger("biasrepro")
 
@@ -76,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start = time.perf_counter()
     try:
+        check_outputs(args)
         if args.gpus is not None:
             devices = gpu.place(args.gpus, jobs_per_gpu=args.jobs_per_gpu)
             gpu.wait_for_memory(devices, args.gpu_free_mb)
@@ -84,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BiasreproError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    finally:
+        release_outputs()
     log.info("%s finished in %.1f s", args.command, time.perf_counter() - start)
     return 0
 

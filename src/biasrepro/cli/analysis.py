@@ -9,6 +9,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from biasrepro.cli.settings import OutputFile, OutputFolder
+
 
 def _cross_study(args: argparse.Namespace) -> None:
     from biasrepro.analysis.cross_study import write_cross_study
@@ -43,7 +45,7 @@ def _add_cross_study(asub: Any, settings_type: Callable[[str], dict[str, Any]]) 
     c.add_argument("--settings", type=settings_type, required=True,
                    help="JSON object of dotted config keys, or a config YAML file "
                    "(fairness.threshold, fairness.bootstrap.confidence, fairness.attributes)")
-    c.add_argument("--out-dir", type=Path, required=True)
+    c.add_argument("--out-dir", type=OutputFolder, required=True)
     c.set_defaults(func=_cross_study)
 
 
@@ -92,7 +94,7 @@ def _add_controls(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> 
                    help="JSON object of dotted config keys, or a config YAML file (identities, "
                    "preprocess.civil_comments.identity_threshold, "
                    "perturbation.restratify.target_ratio; needed with --stratified)")
-    c.add_argument("--out-dir", type=Path, required=True)
+    c.add_argument("--out-dir", type=OutputFolder, required=True)
     c.set_defaults(func=_controls)
 
 
@@ -118,7 +120,7 @@ def _add_metrics(asub: Any) -> None:
     m.add_argument("--representation", type=Path, help="representation table4.csv")
     m.add_argument("--cross-study", type=Path, help="the cross-study's summary.json")
     m.add_argument("--controls", type=Path, help="controls.json")
-    m.add_argument("--out", type=Path, required=True)
+    m.add_argument("--out", type=OutputFile, required=True)
     m.set_defaults(func=_metrics)
 
 
@@ -147,7 +149,7 @@ def _add_record(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> No
                    help="Markdown tables to include, in order")
     r.add_argument("--settings", type=settings_type, required=True,
                    help="JSON object of dotted config keys (seed), or a config YAML file")
-    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--out", type=OutputFile, required=True)
     r.set_defaults(func=_record)
 
 
@@ -175,7 +177,7 @@ def _add_figures(asub: Any) -> None:
                        help=f"the {task} fairness report.json (gaps.csv, training_groups.csv "
                        "and correlations.csv are read beside it)")
     f.add_argument("--biasfinder", type=Path, default=None, help="BiasFinder's table4.csv")
-    f.add_argument("--out-dir", type=Path, required=True)
+    f.add_argument("--out-dir", type=OutputFolder, required=True)
     f.set_defaults(func=_figures)
 
 
@@ -226,7 +228,7 @@ def _add_paper_tables(asub: Any, settings_type: Callable[[str], dict[str, Any]])
                    help="JSON object of dotted config keys, or a config YAML file "
                    "(models.registry, models.tasks, methods.tasks; representation.models "
                    "with --representation; biasfinder.methods with --biasfinder)")
-    p.add_argument("--out-dir", type=Path, required=True)
+    p.add_argument("--out-dir", type=OutputFolder, required=True)
     p.set_defaults(func=_paper_tables)
 
 
@@ -264,7 +266,7 @@ def _add_seeds(asub: Any) -> None:
     p.add_argument("--cross-study", type=Path, nargs="+", default=None,
                    help="the cross-study's correlations.csv (toxicity_btc.csv is read beside "
                    "it)" + each)
-    p.add_argument("--out-dir", type=Path, required=True)
+    p.add_argument("--out-dir", type=OutputFolder, required=True)
     p.set_defaults(func=_seeds)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.cli.settings import OutputFile, OutputFolder
 from biasrepro.config import need, optional
 from biasrepro.errors import DataError, in_file
 from biasrepro.io import atomic_outputs, read_parquet
@@ -279,8 +280,8 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     settings_arg(w)
     w.add_argument("--nam-dict", type=Path, default=None,
                    help="the dictionary file (default: the installed gender-guesser's)")
-    w.add_argument("--names-out", type=Path, required=True)
-    w.add_argument("--countries-out", type=Path, required=True)
+    w.add_argument("--names-out", type=OutputFile, required=True)
+    w.add_argument("--countries-out", type=OutputFile, required=True)
     w.set_defaults(func=_wordlists)
 
     il = bsub.add_parser("import-lists", help="BiasFinder's own word lists, converted",
@@ -295,9 +296,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                     help="or a folder holding them (flat, or laid out as asset/)")
     il.add_argument("--pronouns", type=Path, default=WORDLISTS_DIR / "pronouns.csv",
                     help="the pronoun table to use with them (default: the project's)")
-    il.add_argument("--lists-out", type=Path, required=True)
-    il.add_argument("--names-out", type=Path, required=True)
-    il.add_argument("--countries-out", type=Path, required=True)
+    il.add_argument("--lists-out", type=OutputFolder, required=True)
+    il.add_argument("--names-out", type=OutputFile, required=True)
+    il.add_argument("--countries-out", type=OutputFile, required=True)
     il.set_defaults(func=_import_lists)
 
     p = bsub.add_parser("parse", help="parse a corpus once (spaCy + coreference), cached",
@@ -307,7 +308,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     corpus_args(p)
     wordlists_arg(p)
     settings_arg(p, required=False)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=OutputFile, required=True)
     p.set_defaults(func=_parse_cmd)
 
     t = bsub.add_parser("templates", help="bias-targeting templates of one characteristic",
@@ -320,7 +321,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     t.add_argument("--characteristic", required=True,
                    choices=["gender", "occupation", "country"])
     settings_arg(t, required=False)
-    t.add_argument("--out", type=Path, required=True)
+    t.add_argument("--out", type=OutputFile, required=True)
     t.set_defaults(func=_templates)
 
     m = bsub.add_parser("mutants", help="fill templates with every value of each class")
@@ -330,7 +331,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="country names CSV (from `wordlists`)")
     wordlists_arg(m)
     settings_arg(m, required=False)
-    m.add_argument("--out", type=Path, required=True)
+    m.add_argument("--out", type=OutputFile, required=True)
     m.set_defaults(func=_mutants)
 
     au = bsub.add_parser("audit", help="an HTML sheet to judge templates by reading them",
@@ -350,7 +351,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                     help="country names CSV (from `wordlists`); needed for country templates")
     wordlists_arg(au)
     settings_arg(au, required=False)
-    au.add_argument("--out", type=Path, required=True, help="the HTML page")
+    au.add_argument("--out", type=OutputFile, required=True, help="the HTML page")
     au.set_defaults(func=_audit)
 
     b = bsub.add_parser("btc", help="bias-uncovering test cases of one model",
@@ -370,19 +371,19 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--model-name", default=None, help="the model's name in the summary")
     b.add_argument("--method", default="baseline", help="the debiasing method, for the summary")
     settings_arg(b, required=False)
-    b.add_argument("--out-pairs", type=Path, nargs="+", required=True,
+    b.add_argument("--out-pairs", type=OutputFile, nargs="+", required=True,
                    help="the BTC pairs (Parquet) by mutant id, without texts: `annotate "
                         "sample` joins the texts of the pairs it samples from the mutants")
-    b.add_argument("--out-counts", type=Path, nargs="+", required=True)
-    b.add_argument("--out-summary", type=Path, nargs="+", required=True)
+    b.add_argument("--out-counts", type=OutputFile, nargs="+", required=True)
+    b.add_argument("--out-summary", type=OutputFile, nargs="+", required=True)
     b.set_defaults(func=_btc)
 
     tb = bsub.add_parser("table", help="BiasFinder Table 4 over models and methods")
     tb.add_argument("--inputs", nargs="+", type=Path, required=True,
                     help="summary JSONs written by `btc`")
-    tb.add_argument("--out-json", type=Path, required=True)
-    tb.add_argument("--out-md", type=Path, required=True)
-    tb.add_argument("--out-csv", type=Path, required=True)
+    tb.add_argument("--out-json", type=OutputFile, required=True)
+    tb.add_argument("--out-md", type=OutputFile, required=True)
+    tb.add_argument("--out-csv", type=OutputFile, required=True)
     tb.set_defaults(func=_table)
 
     a = bsub.add_parser("annotate", help="RQ2: sample BTCs for annotators; score annotations")
@@ -396,7 +397,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     s.add_argument("--size", type=int, default=None,
                    help="sample size per characteristic (default: Cochran's formula)")
     settings_arg(s, required=False)
-    s.add_argument("--out", type=Path, required=True, help="the CSV annotators fill in")
+    s.add_argument("--out", type=OutputFile, required=True, help="the CSV annotators fill in")
     s.add_argument("--key", type=Path, required=True, help="btc_id -> template and mutants")
     s.add_argument("--guide", type=Path, required=True, help="annotation guide (Markdown)")
     s.set_defaults(func=_annotate_sample)
@@ -404,5 +405,5 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     sc.add_argument("--annotations", nargs="+", type=Path, required=True,
                     help="filled-in CSVs, one per annotator")
     sc.add_argument("--names", nargs="+", default=None, help="annotator names")
-    sc.add_argument("--out", type=Path, required=True)
+    sc.add_argument("--out", type=OutputFile, required=True)
     sc.set_defaults(func=_annotate_score)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+from biasrepro.cli.settings import OutputFolder
 from biasrepro.config import optional
 from biasrepro.errors import ConfigError
 
@@ -163,7 +164,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     e.add_argument("--limit", type=int, default=None,
                    help="score only the first N examples")
     e.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size")
-    e.add_argument("--out", type=Path, required=True, help="the report folder")
+    e.add_argument("--out", type=OutputFolder, required=True, help="the report folder")
     settings_arg(e)
     e.set_defaults(func=_evaluate)
 
@@ -183,6 +184,6 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     t.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
-    t.add_argument("--out", type=Path, required=True, help="the resolver folder")
+    t.add_argument("--out", type=OutputFolder, required=True, help="the resolver folder")
     settings_arg(t)
     t.set_defaults(func=_train)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro import config as cfg
-from biasrepro.cli.settings import settings_option, split_inputs
+from biasrepro.cli.settings import OutputFile, OutputFolder, settings_option, split_inputs
 from biasrepro.errors import ConfigError
 
 # -- handlers: each imports its module lazily so `biasrepro --help` stays fast ----------
@@ -100,7 +100,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                        "(docs/architecture.md) with its ground truth.")
     w.add_argument("corpus", choices=["reviews", "comments", "sst", "stereotypes", "benchmarks"])
     settings_arg(w)
-    w.add_argument("--out-dir", type=Path, required=True)
+    w.add_argument("--out-dir", type=OutputFolder, required=True)
     w.set_defaults(func=_world)
 
     d = sub.add_parser("download", help="download a file and verify it",
@@ -123,7 +123,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="the downloads lock file (default: config/downloads.lock)")
     d.add_argument("--allow-unpinned", action="store_true",
                    help="download a file nothing pins and record it in the lock")
-    d.add_argument("--out", type=Path, required=True)
+    d.add_argument("--out", type=OutputFile, required=True)
     d.set_defaults(func=_download)
 
     pr = sub.add_parser("prepare", help="clean and split a raw dataset into Parquet",
@@ -138,12 +138,12 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     pr.add_argument("--member", default=None, help="CSV member name inside a zip archive")
     pr.add_argument("--settings", type=settings_type, default={},
                     help="civil-comments: keys seed, identities, preprocess.civil_comments")
-    pr.add_argument("--out-dir", type=Path, required=True)
+    pr.add_argument("--out-dir", type=OutputFolder, required=True)
     pr.set_defaults(func=_prepare)
 
     s = sub.add_parser("summary", help="summarize the prepared datasets (JSON + Markdown)")
     s.add_argument("--data-dir", type=Path, required=True)
     settings_arg(s)
-    s.add_argument("--out-json", type=Path, required=True)
-    s.add_argument("--out-md", type=Path, required=True)
+    s.add_argument("--out-json", type=OutputFile, required=True)
+    s.add_argument("--out-md", type=OutputFile, required=True)
     s.set_defaults(func=_summary)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from biasrepro.cli.settings import name_path
+from biasrepro.cli.settings import OutputFolder, name_path
 from biasrepro.errors import ConfigError
 
 
@@ -53,5 +53,5 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="JSON object of dotted config keys, or a config YAML file")
     r.add_argument("--representation", type=Path, default=None,
                    help="Table 4's long table (representation table) for Table 9's rows")
-    r.add_argument("--out-dir", type=Path, required=True)
+    r.add_argument("--out-dir", type=OutputFolder, required=True)
     r.set_defaults(func=_report)

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+from biasrepro.cli.settings import OutputFile
 from biasrepro.data.leakage import write
 
 
@@ -28,8 +28,8 @@ def register(sub: Any, settings_type: Any) -> None:
                    "scored: {name: path}}]")
     p.add_argument("--settings", type=settings_type, required=True,
                    help="leakage.identical_texts.TASK (fail | report), as JSON or a config")
-    p.add_argument("--out-json", type=Path, required=True)
-    p.add_argument("--out-md", type=Path, required=True)
+    p.add_argument("--out-json", type=OutputFile, required=True)
+    p.add_argument("--out-md", type=OutputFile, required=True)
     p.set_defaults(func=_command)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro import config as cfg
-from biasrepro.cli.settings import settings_option
+from biasrepro.cli.settings import OutputFile, OutputFolder, settings_option
 from biasrepro.errors import ConfigError
 
 # -- handlers: each imports its module lazily so `biasrepro --help` stays fast ----------
@@ -112,7 +112,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     pt.add_argument("--corpus", nargs="+", required=True,
                     help="Parquet files with a `text` column")
     settings_arg(pt)
-    pt.add_argument("--out-dir", type=Path, required=True)
+    pt.add_argument("--out-dir", type=OutputFolder, required=True)
     pt.set_defaults(func=_pretrain)
 
     ft = sub.add_parser("finetune", help="fine-tune a model for sequence classification",
@@ -129,7 +129,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                     help="one validation split shared by every run, or one per run "
                     "('none': hold out eval_fraction of that run's training data)")
     settings_arg(ft)
-    ft.add_argument("--out-dir", type=Path, nargs="+", required=True)
+    ft.add_argument("--out-dir", type=OutputFolder, nargs="+", required=True)
     ft.add_argument("--checkpoint-dir", type=Path, nargs="+", required=True)
     ft.add_argument("--seed", type=int, default=None,
                     help="this replicate's fine-tuning seed (config `seeds`): replaces `seed` "
@@ -147,7 +147,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                      help="model directory, registry name or Hub id (one or more)")
     pd_.add_argument("--input", type=Path, nargs="+", required=True,
                      help="Parquet file(s); several are scored in one pass")
-    pd_.add_argument("--out", type=Path, nargs="+", required=True,
+    pd_.add_argument("--out", type=OutputFile, nargs="+", required=True,
                      help="one output per model and input, model by model, inputs in order")
     pd_.add_argument("--text-column", default="text")
     pd_.add_argument("--max-length", type=int, default=None,
@@ -160,7 +160,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
 
     ev = sub.add_parser("evaluate", help="accuracy, ROC-AUC and F1 of a predictions file")
     ev.add_argument("--predictions", type=Path, required=True)
-    ev.add_argument("--out", type=Path, required=True)
+    ev.add_argument("--out", type=OutputFile, required=True)
     ev.set_defaults(func=_evaluate)
 
     mt = sub.add_parser("metrics-table", help="classification metrics of many runs and "
@@ -171,6 +171,6 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         "computes them) in one JSON and one Markdown table.")
     mt.add_argument("--inputs", nargs="+", type=Path, required=True,
                     help="predictions (label, prob) from `predict`")
-    mt.add_argument("--out-json", type=Path, required=True)
-    mt.add_argument("--out-md", type=Path, required=True)
+    mt.add_argument("--out-json", type=OutputFile, required=True)
+    mt.add_argument("--out-md", type=OutputFile, required=True)
     mt.set_defaults(func=_metrics_table)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from biasrepro.cli.settings import OutputFile, OutputFolder
 from biasrepro.config import need, optional
 from biasrepro.errors import ConfigError, in_file
 from biasrepro.io import atomic_outputs, read_parquet, write_json, write_parquet
@@ -166,8 +167,8 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         "(balanced: equal contexts and positive ratios across the groups).")
     common(f)
     f.add_argument("--identity-column", default="identity")
-    f.add_argument("--out-original", type=Path, required=True)
-    f.add_argument("--out-balanced", type=Path, required=True)
+    f.add_argument("--out-original", type=OutputFile, required=True)
+    f.add_argument("--out-balanced", type=OutputFile, required=True)
     f.add_argument("--stats", type=Path, required=True)
     f.set_defaults(func=_fairness_sets)
 
@@ -178,7 +179,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     common(t)
     t.add_argument("--identity-column", default=None,
                    help="group column (e.g. gender) instead of identity columns")
-    t.add_argument("--out", type=Path, required=True)
+    t.add_argument("--out", type=OutputFile, required=True)
     t.add_argument("--stats", type=Path, required=True)
     t.set_defaults(func=_training)
 
@@ -190,7 +191,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="masked LM directory for the contextual augmenter")
     r.add_argument("--model", default=None,
                    help="registry name of the masked LM (hub models are fetched pinned)")
-    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--out", type=OutputFile, required=True)
     r.add_argument("--stats", type=Path, required=True)
     r.set_defaults(func=_restratify)
 
@@ -201,5 +202,5 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     g.add_argument("--train", type=Path, required=True, help="prepared IMDB train split")
     g.add_argument("--test", type=Path, required=True, help="prepared IMDB test split")
     g.add_argument("--settings", type=settings_type, required=True)
-    g.add_argument("--out-dir", type=Path, required=True)
+    g.add_argument("--out-dir", type=OutputFolder, required=True)
     g.set_defaults(func=_imdb_gendered)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from biasrepro import config as cfg
+from biasrepro.cli.settings import OutputFile
 
 # -- handlers: each imports its module lazily so `biasrepro --help` stays fast ----------
 
@@ -60,7 +61,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         "Snakemake job, with the config keys each rule reads as params. "
                         "Run it in the checkout (its config and workflow are used).")
     dv.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
-    dv.add_argument("--output", type=Path, default=Path("dvc.yaml"))
+    dv.add_argument("--output", type=OutputFile, default=Path("dvc.yaml"))
     dv.add_argument("--check", action="store_true", help="fail if the file is stale")
     dv.set_defaults(func=_dvc_yaml)
 
@@ -91,7 +92,7 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     pl.add_argument("--gpu", default="h200",
                     help="GPU class of the estimate, a name under `gpus` in the cost model")
     pl.add_argument("--format", choices=["md", "csv"], default="md")
-    pl.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
+    pl.add_argument("--out", type=OutputFile, default=None, help="write here (default: stdout)")
     pl.add_argument("--costs", type=Path, default=None,
                     help="cost model YAML (default: profiles/slurm/costs.yaml)")
     pl.add_argument("--calibration", type=Path, default=None,

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro import layout
-from biasrepro.cli.settings import name_path
+from biasrepro.cli.settings import OutputFile, OutputFolder, name_path
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
     atomic_outputs,
@@ -145,9 +145,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                    help="text files (a sentence per line) or Parquet files with `text`")
     s.add_argument("--settings", type=settings_type, required=True)
     where = s.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", type=Path, nargs="+",
+    where.add_argument("--out", type=OutputFile, nargs="+",
                        help="write each attribute's subspace file here (same order)")
-    where.add_argument("--out-dir", type=Path,
+    where.add_argument("--out-dir", type=OutputFolder,
                        help="write a copy of the model directory with the subspace beside it "
                        "(one attribute)")
     s.set_defaults(func=_subspace)
@@ -163,12 +163,13 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     c.add_argument("--stereoset", type=Path, required=True)
     c.add_argument("--seat", type=Path, nargs="+", required=True)
     c.add_argument("--settings", type=settings_type, required=True)
-    c.add_argument("--out-dir", type=Path, required=True, help="one directory per variant here")
+    c.add_argument("--out-dir", type=OutputFolder, required=True,
+                   help="one directory per variant here")
     c.set_defaults(func=_score)
 
     t = rsub.add_parser("table", help="Table 4 and the long representation-bias table")
     t.add_argument("--inputs", type=Path, nargs="+", required=True,
                    help=".../MODEL/VARIANT/scores.json files")
-    t.add_argument("--out-csv", type=Path, required=True)
-    t.add_argument("--out-md", type=Path, required=True)
+    t.add_argument("--out-csv", type=OutputFile, required=True)
+    t.add_argument("--out-md", type=OutputFile, required=True)
     t.set_defaults(func=_table)

@@ -13,6 +13,28 @@ from biasrepro import config as cfg
 from biasrepro.errors import ConfigError
 
 
+class OutputFile(type(Path())):  # type: ignore[misc]
+    """A command's output file: before the command runs, :func:`check_outputs` checks that it
+    can be written and locks it against a second run writing it (an argparse ``type``)."""
+
+
+class OutputFolder(type(Path())):  # type: ignore[misc]
+    """A command's output folder, checked the same way (an argparse ``type``)."""
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every :class:`OutputFile` and :class:`OutputFolder` among the parsed arguments is
+    checked (and each file locked) before any work: a directory given as a file, a file
+    given as a folder, a folder below a file or one this user cannot write is one clear
+    error naming it, and nothing is computed (:func:`biasrepro.io.check_output`)."""
+    from biasrepro.io import check_output
+
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (OutputFile, OutputFolder)):
+                check_output(item, folder=isinstance(item, OutputFolder))
+
+
 def parse_settings(value: str) -> dict[str, Any]:
     """Parse ``--settings``: inline JSON, or a config file path (whole config, validated)."""
     text = value.strip()

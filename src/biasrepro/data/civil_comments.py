@@ -160,7 +160,11 @@ def prepare(
         write_parquet(fairness, tmp[3])
         write_json({"format": fmt, "member": member or FORMATS[fmt].default_member, **stats},
                    tmp[4])
-    log.info("civil comments: %s; fairness subset %d rows; %.1f s",
+    dropped = {**stats["dropped"], **{f"with {k}": v
+                                       for k, v in stats["dropped_rows_with"].items()}}
+    log.info("civil comments: kept %d of %d rows read (dropped: %s); %s; fairness subset %d "
+             "rows; %.1f s", stats["rows_kept"], stats["rows_read"],
+             ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in dropped.items() if n) or "none",
              ", ".join(f"{s} {len(t)}" for s, t in tables.items()), len(fairness),
              time.perf_counter() - start)
 
