@@ -177,3 +177,39 @@ def test_any_path_layout_is_accepted_or_refused_with_a_data_error(
             write_text("new", tmp)
         assert target.read_text() == "new"
     shutil.rmtree(root)
+
+
+@given(pids=st.lists(st.sampled_from(["live", "dead", "self", "other-name"]), max_size=6))
+def test_cleanup_keeps_every_live_writers_temp_and_clears_dead_ones(
+        tmp_path_factory: pytest.TempPathFactory, pids: list[str]) -> None:
+    """Temporary files left beside an output by any mix of writers: those of live processes
+    (another run still writing) survive this run's write, those of dead ones are cleared, and
+    files of other outputs are never touched."""
+    root = tmp_path_factory.mktemp("temps")
+    final = root / "out.json"
+    live, dead = os.getppid(), _dead_pid()
+    made = []
+    for k, kind in enumerate(pids):
+        pid = {"live": live, "dead": dead, "self": os.getpid(), "other-name": dead}[kind]
+        name = f".tmp-{pid}.{'other.json' if kind == 'other-name' else final.name}"
+        if kind == "self" or (root / name).exists():
+            continue  # this run's own name is its temporary file
+        (root / name).write_text(str(k))
+        made.append((root / name, kind))
+    with atomic_outputs(final) as (tmp,):
+        write_text("done", tmp)
+    for path, kind in made:
+        assert path.exists() == (kind in ("live", "other-name")), (path.name, kind)
+    assert final.read_text() == "done"
+
+
+_DEAD: list[int] = []
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (made once)."""
+    if not _DEAD:
+        out = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                             capture_output=True, text=True, check=True)
+        _DEAD.append(int(out.stdout))
+    return _DEAD[0]

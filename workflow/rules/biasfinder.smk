@@ -107,7 +107,7 @@ rule coref_resolver:
     params:
         settings=settings("biasfinder.spacy_model", "seed"),
         litbank=lambda w, input: os.path.dirname(input.litbank[0]),
-        out=layout.COREF_RESOLVER,
+        out=lambda w, output: os.path.dirname(output[0]),
     log:
         job_log("coref_resolver"),
     benchmark:
@@ -117,7 +117,7 @@ rule coref_resolver:
     conda:
         CONDA_ENV
     shell:
-        biasrepro("coref train --gap {input.gap[0]:q} --validation {input.gap[1]:q}"
+        biasrepro("--gpus {resources.gpu} coref train --gap {input.gap[0]:q} --validation {input.gap[1]:q}"
                   " --litbank {params.litbank:q} --settings {params.settings:q}"
                   " --out {params.out:q}")
 
@@ -138,8 +138,8 @@ rule coref_gap:
         settings=settings("biasfinder.spacy_model", "biasfinder.coref"),
         lists=wordlists_dir,
         backend=lambda w: "rules" if w.backend == "rules-resolver" else w.backend,
-        resolver=lambda w, input: ("--resolver " + shlex.quote(os.path.dirname(
-            input.resolver[0]))) if input.resolver else "",
+        resolver=lambda w, input: (f"--resolver {shlex.quote(os.path.dirname(input.resolver[0]))}"
+                                   if input.resolver else ""),
         out=lambda w, output: os.path.dirname(output[0]),
     log:
         job_log("coref_gap/{backend}"),
