@@ -35,12 +35,11 @@ include: "workflow/rules/representation.smk"
 include: "workflow/rules/analysis.smk"
 
 
-# A run killed while recording itself in DVC (the onsuccess hook below) left dvc.lock
-# incomplete; a resumed run with nothing to do would not record again, so say so loudly.
 from biasrepro.dvc import interrupted_record  # noqa: E402  (src/ is on the path: common.smk)
 
-if (_warning := interrupted_record(Path(workflow.basedir))) is not None:
-    print(f"WARNING: {_warning}", file=sys.stderr)
+UNFINISHED_RECORD = interrupted_record(Path(workflow.basedir))
+if UNFINISHED_RECORD is not None:
+    print(f"WARNING: {UNFINISHED_RECORD}", file=sys.stderr)
 
 
 # Jobs that only gather finished tables into others and take seconds: on a cluster they run
@@ -83,6 +82,25 @@ rule all:
         rules.cross_study.output,
         rules.analysis_metrics.output,
         rules.run_record.output,
+
+
+# A run killed while recording itself in DVC (the onsuccess hook below) left dvc.lock
+# incomplete, and a resumed run with nothing to do would end before its onsuccess hook: this
+# target, a job without outputs, always runs, so the resumed run records itself.
+if UNFINISHED_RECORD is not None:
+
+    rule finish_dvc_record:
+        """The whole run's targets, then the DVC record the last run did not finish."""
+        default_target: True
+        localrule: True
+        input:
+            rules.all.input,
+        log:
+            job_log("finish_dvc_record"),
+        conda:
+            os.path.normpath(os.path.join("workflow/rules", CONDA_ENV)),  # relative to rules/
+        shell:
+            "echo 'all results are complete; the run records itself in DVC when it ends' > {log:q}"
 
 
 # A successful run records itself in DVC: dvc.lock and the DVC cache then hold every stage's

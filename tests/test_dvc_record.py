@@ -276,11 +276,12 @@ def test_a_run_outside_dvc_or_of_another_configuration_is_not_recorded(
 
 
 @pytest.mark.slow
-def test_a_run_killed_while_recording_is_named_and_repaired(recorded_run: tuple[Path, str],
-                                                            tmp_path: Path) -> None:
-    """SIGKILL the record step once it has begun: the next workflow call warns (a resumed run
-    with nothing to do would not record again) and names the one command that repairs it;
-    that command leaves dvc.lock complete, `dvc status` clean and the warning gone."""
+def test_a_run_killed_while_recording_is_clean_after_the_next_run(
+        recorded_run: tuple[Path, str], tmp_path: Path) -> None:
+    """SIGKILL the record step once it has begun: the next workflow call says so, plans a
+    job that always runs (a resumed run with nothing to do would not record) and, run, leaves
+    dvc.lock complete, `dvc status` clean and the warning gone; `biasrepro dvc-record`
+    alone repairs it too."""
     import os
     import signal
 
@@ -297,11 +298,19 @@ def test_a_run_killed_while_recording_is_named_and_repaired(recorded_run: tuple[
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert marker.exists()
+    again = tmp_path / "again"
+    shutil.copytree(repo, again, symlinks=True)
     dry = snakemake(["--cores", "all", "-n"], cwd=repo)
     assert "the last run was stopped while recording itself in DVC" in dry.stderr
     assert "`biasrepro dvc-record`" in dry.stderr
-    _run([str(BIN / "biasrepro"), "dvc-record"], repo)
+    jobs = re.search(r"^total\s+(\d+)$", dry.stdout + dry.stderr, flags=re.M)
+    assert jobs and jobs[1] == "1" and "finish_dvc_record" in dry.stdout, dry.stdout
+    snakemake(["--cores", "all"], cwd=repo)
     assert not marker.exists() and (repo / "dvc.lock").is_file()
     assert _status(repo) == {}
-    assert "stopped while recording" not in snakemake(["--cores", "all", "-n"],
-                                                      cwd=repo).stderr
+    dry = snakemake(["--cores", "all", "-n"], cwd=repo)
+    assert "stopped while recording" not in dry.stderr
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    _run([str(BIN / "biasrepro"), "dvc-record"], again)
+    assert not (again / dvc.RECORDING).exists() and (again / "dvc.lock").is_file()
+    assert _status(again) == {}

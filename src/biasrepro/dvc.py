@@ -568,13 +568,14 @@ def _quick_commit(dvc_repo: Any) -> Iterator[None]:
 
 def interrupted_record(repo: Path = REPO_ROOT) -> str | None:
     """A warning when the last run was killed while recording itself in DVC (its marker,
-    :data:`RECORDING`, is still there): dvc.lock may be incomplete, and a resumed run with
-    nothing to do would not record again. None otherwise."""
+    :data:`RECORDING`, is still there): dvc.lock may be incomplete. The Snakefile then adds
+    a job that always runs, so a resumed run with nothing else to do still ends in its
+    record. None otherwise."""
     if not (repo / RECORDING).exists():
         return None
     return ("the last run was stopped while recording itself in DVC, so dvc.lock may be "
-            "incomplete; finish the record with `biasrepro dvc-record` (the results are "
-            "complete)")
+            "incomplete; this run records itself again when it succeeds (or "
+            "finish the record alone with `biasrepro dvc-record`; the results are complete)")
 
 
 def record(repo: Path = REPO_ROOT, run_configfiles: Sequence[Path] = (),
