@@ -188,3 +188,33 @@ def test_many_clusters_are_shuffled_at_random_with_the_given_draws() -> None:
     assert r["permutations"] == "random (300 orderings, seed 2)"
     # y rises with x: no shuffle of the clusters gets as close to a line; p = 1 / 301
     assert r["p_cluster"] == pytest.approx(1 / 301)
+
+
+def test_adjust_adds_benjamini_hochberg_beside_each_p_over_the_defined_ones() -> None:
+    """Worked by hand: four defined p (m = 4) sorted 0.01, 0.03, 0.04, 0.5 scale to 0.04,
+    0.06, 0.0533, 0.5; the running minimum from the largest gives 0.04, 0.0533, 0.0533, 0.5.
+    An undefined p stays undefined and does not count in m."""
+    import pandas as pd
+
+    from biasrepro.metrics.correlation import adjust
+
+    table = pd.DataFrame({"rho": [0.1] * 5, "p_value": [0.01, 0.04, 0.03, math.nan, 0.5],
+                          "p_cluster": [0.5] * 5, "note": [""] * 5})
+    out = adjust(table)
+    assert list(out.columns) == ["rho", "p_value", "p_value_bh", "p_cluster", "p_cluster_bh",
+                                 "note"]
+    assert out["p_value_bh"].tolist()[:3] == pytest.approx([0.04, 0.16 / 3, 0.16 / 3])
+    assert math.isnan(out["p_value_bh"][3]) and out["p_value_bh"][4] == pytest.approx(0.5)
+    assert out["p_cluster_bh"].tolist() == pytest.approx([0.5] * 5)
+    assert list(table.columns) == ["rho", "p_value", "p_cluster", "note"]  # not changed
+
+
+def test_adjust_keeps_an_empty_or_undefined_table_undefined() -> None:
+    import pandas as pd
+
+    from biasrepro.metrics.correlation import adjust
+
+    empty = adjust(pd.DataFrame(columns=["p_value", "p_cluster"]))
+    assert list(empty.columns) == ["p_value", "p_value_bh", "p_cluster", "p_cluster_bh"]
+    nan = adjust(pd.DataFrame({"p_value": [math.nan], "p_cluster": [math.nan]}))
+    assert nan.isna().all().all()

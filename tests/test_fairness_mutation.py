@@ -300,9 +300,9 @@ def test_fairness_metric_rows_correlate_the_baseline_gaps_of_each_set() -> None:
         ("all", fs, a, b) for fs in SETS for a, b in pairs]
     assert (fm["points"] == "baseline model x attribute").all()
     assert list(table.columns) == [
-        "group", "model", "fairness_set", "x", "y", "rho", "n", "p_value", "low", "high",
-        "distinct_x", "distinct_y", "p_permutation", "permutations", "p_cluster",
-        "cluster_permutations", "points", "note"]
+        "group", "model", "fairness_set", "x", "y", "rho", "n", "p_value", "p_value_bh", "low",
+        "high", "distinct_x", "distinct_y", "p_permutation", "permutations", "p_cluster",
+        "p_cluster_bh", "cluster_permutations", "points", "note"]
     for row in fm.itertuples():
         x = [gv[m, "baseline", row.fairness_set, a, row.x] for m in MODELS for a in ATTRIBUTES]
         y = [gv[m, "baseline", row.fairness_set, a, row.y] for m in MODELS for a in ATTRIBUTES]

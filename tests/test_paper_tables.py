@@ -56,7 +56,8 @@ def _toxicity(d: Path) -> Path:
     (d / "report.json").write_text(json.dumps(report), encoding="utf-8")
     _write_csv(d / "correlations.csv", [
         {"group": "bias_vs_fairness", "model": "bert-tiny", "fairness_set": "balanced",
-         "x": "selection", "y": "FPR_gap", "rho": "0.5", "n": "3", "note": ""}])
+         "x": "selection", "y": "FPR_gap", "rho": "0.5", "n": "3", "p_cluster": "0.6666667",
+         "note": ""}])
     _write_csv(d / "training_groups.csv", [
         {"method": "baseline", "group": "male", "n": "30", "n_positive": "3",
          "positive_ratio": "0.1"}])

@@ -68,7 +68,7 @@ def _study(d: Path, report: dict, correlations: list[tuple], training_groups: li
     d.mkdir(parents=True, exist_ok=True)
     (d / "report.json").write_text(json.dumps(report), encoding="utf-8")
     _write_csv(d / "correlations.csv", ["group", "model", "fairness_set", "x", "y", "rho", "n",
-                                        "note"], correlations)
+                                        "p_cluster", "note"], correlations)
     _write_csv(d / "training_groups.csv", ["method", "group", "n", "n_positive",
                                            "positive_ratio"], training_groups)
     _write_csv(d / "group_metrics.csv", ["model", "method", "fairness_set", "group", "n",
@@ -101,14 +101,16 @@ def _toxicity(d: Path) -> Path:
         "fairness_sets": {"original": {"rows": 40}, "balanced": {"rows": 80}},
         "settings": {"attributes": ATTRS}}
     return _study(d, report, correlations=[
-        ("bias_vs_fairness", "tiny-bert", "balanced", "selection", "FPR_gap", "0.5", "3", ""),
-        ("bias_vs_fairness", "tiny-bert", "balanced", "selection", "TPR_gap", "", "3",
+        ("bias_vs_fairness", "tiny-bert", "balanced", "selection", "FPR_gap", "0.5", "3",
+         "0.6666667", ""),
+        ("bias_vs_fairness", "tiny-bert", "balanced", "selection", "TPR_gap", "", "3", "",
          "constant"),
         ("bias_vs_fairness", "tiny-bert", "original", "overamplification", "FPR_gap", "0.9",
-         "3", ""),
-        ("fairness_metrics", "all", "original", "FPR_gap", "TPR_gap", "0.25", "6", ""),
-        ("fairness_metrics", "all", "balanced", "TPR_gap", "FPR_gap", "-0.75", "6", ""),
-        ("fairness_metrics", "all", "balanced", "FPR_gap", "AUC_gap", "", "6", "constant"),
+         "3", "0.3333333", ""),
+        ("fairness_metrics", "all", "original", "FPR_gap", "TPR_gap", "0.25", "6", "0.65", ""),
+        ("fairness_metrics", "all", "balanced", "TPR_gap", "FPR_gap", "-0.75", "6", "0.08",
+         ""),
+        ("fairness_metrics", "all", "balanced", "FPR_gap", "AUC_gap", "", "6", "", "constant"),
     ], training_groups=[
         ("baseline", "male", "30", "3", "0.1"),
         ("baseline", "female", "10", "5", "0.5"),
@@ -347,9 +349,10 @@ def test_study_read_indexes_every_file(world: pt.Results) -> None:
         ("original", "male"): ("hub-albert", "20"), ("original", "female"): ("hub-albert", "10"),
         ("balanced", "male"): ("hub-albert", "40"), ("balanced", "female"): ("hub-albert", "0")}
     assert s.correlations[("fairness_metrics", "all", "balanced", "TPR_gap", "FPR_gap")] == \
-        (-0.75, "")
-    rho, note = s.correlations[("fairness_metrics", "all", "balanced", "FPR_gap", "AUC_gap")]
-    assert math.isnan(rho) and note == "constant"
+        (-0.75, "", 6.0, 0.08)
+    rho, note, n, p = s.correlations[("fairness_metrics", "all", "balanced", "FPR_gap",
+                                      "AUC_gap")]
+    assert math.isnan(rho) and note == "constant" and n == 6 and math.isnan(p)
 
 
 @pytest.mark.parametrize("drop", ["gaps", "sensescore", "dataset_bias", "training",
@@ -381,7 +384,8 @@ def test_a_report_with_a_bad_row_count_is_not_a_fairness_report(tmp_path: Path) 
 
 @pytest.mark.parametrize(("name", "column"), [("group_metrics.csv", "positives"),
                                               ("training_groups.csv", "positive_ratio"),
-                                              ("correlations.csv", "note")])
+                                              ("correlations.csv", "note"),
+                                              ("correlations.csv", "p_cluster")])
 def test_a_study_file_without_a_column_is_refused(tmp_path: Path, name: str,
                                                   column: str) -> None:
     """Each CSV file beside report.json needs its columns."""
@@ -1361,7 +1365,7 @@ def test_records_over_seeds_give_mean_sd_and_range(published: float, in_range: s
         "stand_in": "yes", "ours": "2", "published": str(published),
         "difference": pt._csv_number(2.0 - published), "reason": "", "unit": "absolute gap",
         "source": "Table 3", "published_note": "pn", "our_note": "", "seeds": "3", "sd": "1",
-        "min": "1", "max": "3", "published_in_range": in_range}
+        "min": "1", "max": "3", "published_in_range": in_range, "n": "", "p_permutation": ""}
 
 
 def test_records_of_two_seeds_and_of_one() -> None:
@@ -1393,7 +1397,7 @@ def test_csv_text_has_the_header_and_one_line_per_record() -> None:
     record = dict.fromkeys(pt.OUTPUT_COLUMNS, "")
     record.update(table_id="t", row="a/b", column="c", source="Table 1, row A", ours="1")
     assert pt._csv_text([record, record]) == (
-        ",".join(pt.OUTPUT_COLUMNS) + "\n" + 't,a/b,c,,,,,1,,,,,"Table 1, row A",,,,,,,\n' * 2)
+        ",".join(pt.OUTPUT_COLUMNS) + "\n" + 't,a/b,c,,,,,1,,,,,"Table 1, row A",,,,,,,,,\n' * 2)
 
 
 def test_write_paper_tables_over_seeds(tmp_path: Path, world: pt.Results) -> None:
@@ -1445,7 +1449,7 @@ def test_write_paper_tables_over_seeds(tmp_path: Path, world: pt.Results) -> Non
                           "0.8125,0.85,-0.0375,,absolute gap,S,,")
     seat = (out / "toxicity-table4.csv").read_text(encoding="utf-8").splitlines()[1]
     # representation is one file for both seeds: the same value twice, sd 0
-    assert seat.endswith(",0.42,0.5,-0.08,,absolute gap,S,,,2,0,0.42,0.42,no")
+    assert seat.endswith(",0.42,0.5,-0.08,,absolute gap,S,,,2,0,0.42,0.42,no,,")
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "toxicity paper, Table 3, FPR/TPR/AUC gaps of the baseline models on the " \
         "original and the balanced fairness set; 2 of 3 cells compared" in index
@@ -1473,7 +1477,42 @@ def test_write_paper_tables_of_one_run_writes_nothing_on_an_error(tmp_path: Path
                           toxicity=_toxicity(tmp_path / "tox"))
     t3 = (out / "toxicity-table3.csv").read_text(encoding="utf-8").splitlines()
     assert t3[1] == "toxicity-table3,gender/bert/balanced,FPR_gap,BERT,tiny-bert,embedded,yes," \
-        "0.02,0.5,-0.48,,u,s,,,1,,,,"
+        "0.02,0.5,-0.48,,u,s,,,1,,,,,,"
     assert (out / "biasfinder-table4.md").read_text(encoding="utf-8").endswith(
         "| Gender | n/a [1] / 14,916 |\n\nReasons:\n\n1. not produced: no biasfinder result "
         "was given (--biasfinder)\n")
+
+
+def test_a_correlation_cell_carries_its_n_and_permutation_p(world: pt.Results) -> None:
+    """Table 9 and the §5.2 correlations: beside each rho, its points and permutation p
+    (correlations.csv's p_cluster), in the CSV record and the Markdown cell; other cells
+    have neither."""
+    ours = _ours(world, "toxicity-table9", "bert/selection", "FPR_gap")
+    assert (ours.value, ours.n, ours.p_permutation) == (0.5, 3, pytest.approx(0.6666667))
+    ours = _ours(world, "toxicity-text-metric-correlations", "balanced", "FPR_gap~TPR_gap")
+    assert (ours.value, ours.n, ours.p_permutation) == (-0.75, 6, pytest.approx(0.08))
+    gap = _ours(world, "toxicity-table3", "gender/bert/balanced", "FPR_gap")
+    assert (gap.n, gap.p_permutation) == (None, None)
+    (record,) = pt.build_tables([_cell("toxicity-table9", "bert/selection", "FPR_gap", 0.9,
+                                       "0.9")], world)["toxicity-table9"]
+    assert (record["n"], record["p_permutation"]) == ("3", "0.666667")
+    md = pt._markdown("toxicity-table9", [record])
+    assert "| 0.500 / 0.9 (-0.400; n 3, p 0.67) |" in md
+    assert "with n = 3 no p can fall below 1/6" in md
+    (other,) = pt.build_tables([_cell("toxicity-table3", "gender/bert/balanced", "FPR_gap",
+                                      0.9, "0.9")], world)["toxicity-table3"]
+    assert (other["n"], other["p_permutation"]) == ("", "")
+    assert "no p can fall" not in pt._markdown("toxicity-table3", [other])
+
+
+@pytest.mark.parametrize(("ps", "shown"), [((0.2, 0.6, 0.4), 0.6), ((0.2, None, 0.4), None)])
+def test_over_seeds_a_correlation_shows_the_largest_permutation_p(
+        monkeypatch: pytest.MonkeyPatch, ps: tuple[float | None, ...], shown: float | None
+) -> None:
+    """Several seeds: the weakest evidence is shown (the largest p); a seed without a p
+    gives none."""
+    cell = _cell("toxicity-table9", "bert/selection", "FPR_gap", 0.9, "0.9")
+    each = iter([pt.Ours(value=0.5, n=3, p_permutation=p) for p in ps])
+    monkeypatch.setattr(pt, "resolve", lambda c, res: next(each))
+    ours, values = pt._across(cell, [pt.Results(settings={})] * 3)
+    assert (ours.p_permutation, values) == (shown, [0.5, 0.5, 0.5])

@@ -68,7 +68,7 @@ from biasrepro.io import (
     require_columns,
     write_text,
 )
-from biasrepro.metrics.correlation import EXACT_LIMIT, PERMUTATIONS, SEED, pearson
+from biasrepro.metrics.correlation import EXACT_LIMIT, PERMUTATIONS, SEED, adjust, pearson
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ def correlations(points: pd.DataFrame, attributes: Mapping[str, Sequence[str]], 
                                     confidence=confidence)
                         rows.append({"task": task, "fairness_set": fset, "attribute": name,
                                      "x": x, "y": y, "points": what, **r})
-    return pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
+    return adjust(pd.DataFrame(rows, columns=CORRELATION_COLUMNS))
 
 
 def headline(table: pd.DataFrame) -> dict[str, Any]:
@@ -276,7 +276,9 @@ def _markdown(table: pd.DataFrame, points: pd.DataFrame, *, threshold: float,
         "and p_value scipy's, both for independent points; p_perm shuffles y over the "
         "points and p_cluster shuffles the distinct x values over the points that share "
         f"them (every ordering up to {EXACT_LIMIT:,}, else {PERMUTATIONS:,} random ones, "
-        f"seed {SEED}: correlations.csv says which); "
+        f"seed {SEED}: correlations.csv says which); p_cluster BH is p_cluster adjusted by "
+        "Benjamini–Hochberg over every row of this table (correlations.csv also has "
+        "p_value_bh), the false discovery rate of reading many correlations at once; "
         "distinct x and y count the different values of each side; "
         "a positive rho means models with more metamorphic failures also have larger gaps. "
         "On the toxicity balanced set the FPR and TPR gaps are bounded by the share of "
@@ -285,14 +287,16 @@ def _markdown(table: pd.DataFrame, points: pd.DataFrame, *, threshold: float,
         "of the BTC templates. "
         f"Points: {counted}.\n\n")
     lines = ["| task | fairness_set | attribute | x | y | n | distinct x, y | rho | CI | "
-             "p_value | p_perm | p_cluster | note |", "|" + "---|" * 13]
+             "p_value | p_perm | p_cluster | p_cluster BH | note |", "|" + "---|" * 14]
     for r in table.to_dict("records"):
         ci = (f"[{_fmt(r['low'])}, {_fmt(r['high'])}]" if math.isfinite(r["low"]) else "")
-        p, perm, cluster = ("NaN" if not math.isfinite(r[k]) else f"{r[k]:.3g}"
-                            for k in ("p_value", "p_permutation", "p_cluster"))
+        p, perm, cluster, bh = ("NaN" if not math.isfinite(r[k]) else f"{r[k]:.3g}"
+                                for k in ("p_value", "p_permutation", "p_cluster",
+                                          "p_cluster_bh"))
         lines.append(f"| {r['task']} | {r['fairness_set']} | {r['attribute']} | {r['x']} | "
                      f"{r['y']} | {r['n']} | {r['distinct_x']}, {r['distinct_y']} | "
-                     f"{_fmt(r['rho'])} | {ci} | {p} | {perm} | {cluster} | {r['note']} |")
+                     f"{_fmt(r['rho'])} | {ci} | {p} | {perm} | {cluster} | {bh} | "
+                     f"{r['note']} |")
     return header + "\n".join(lines) + "\n"
 
 

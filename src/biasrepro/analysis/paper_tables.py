@@ -48,7 +48,7 @@ PUBLISHED_COLUMNS = ("paper", "table_id", "row", "column", "value", "unit", "sou
 OUTPUT_COLUMNS = ("table_id", "row", "column", "paper_model", "our_model", "our_source",
                   "stand_in", "ours", "published", "difference", "reason", "unit", "source",
                   "published_note", "our_note", "seeds", "sd", "min", "max",
-                  "published_in_range")
+                  "published_in_range", "n", "p_permutation")
 #: files of a ``biasrepro fairness report`` folder that are read
 STUDY_FILES = ("report.json", "correlations.csv", "training_groups.csv", "group_metrics.csv")
 
@@ -146,6 +146,9 @@ class Ours:
     our_source: str = ""
     stand_in: str = ""
     note: str = ""
+    #: a correlation's points and permutation p (p_cluster: points sharing an x move together)
+    n: int | None = None
+    p_permutation: float | None = None
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -252,9 +255,11 @@ class Study:
                                             "positive_ratio"))},
             fairness_groups=fairness_groups,
             correlations={(r["group"], r["model"], r["fairness_set"], r["x"], r["y"]):
-                          (_number(r["rho"]), r["note"]) for r in _read_csv(
+                          (_number(r["rho"]), r["note"], _number(r["n"]),
+                           _number(r["p_cluster"])) for r in _read_csv(
                 d / "correlations.csv",
-                ("group", "model", "fairness_set", "x", "y", "rho", "note"))})
+                ("group", "model", "fairness_set", "x", "y", "rho", "n", "p_cluster",
+                 "note"))})
 
 
 def _value(v: Any) -> float:
@@ -382,6 +387,14 @@ def _defined(value: float, note: str = "") -> float:
     if not math.isfinite(value):
         raise _NoCell("undefined in our results" + (f": {note}" if note else ""))
     return value
+
+
+def _correlation(study: Study, key: tuple[str, ...], ours: Ours) -> float:
+    """ρ of one row of correlations.csv; its n and permutation p go beside it."""
+    rho, note, n, p = study.correlations[key]
+    ours.n = int(n) if math.isfinite(n) else None
+    ours.p_permutation = p if math.isfinite(p) else None
+    return _defined(rho, note)
 
 
 def _gap(study: Study, model: str, method: str, fset: str, attr: str, metric: str) -> float:
@@ -563,7 +576,7 @@ def _table9(cell: PublishedCell, res: Results, ours: Ours) -> float:
     if key not in study.correlations:
         raise _NoCell(f"no correlation of {source} with the gaps of {model} in "
                       f"{study.directory / 'correlations.csv'}")
-    return _defined(*study.correlations[key])
+    return _correlation(study, key, ours)
 
 
 def _table10(cell: PublishedCell, res: Results, ours: Ours) -> float:
@@ -658,7 +671,7 @@ def _text_metric_correlations(cell: PublishedCell, res: Results, ours: Ours) -> 
     for a, b in ((x, y), (y, x)):
         key = ("fairness_metrics", "all", fset, a, b)
         if key in study.correlations:
-            return _defined(*study.correlations[key])
+            return _correlation(study, key, ours)
     raise _NoCell(f"no correlation of {x} and {y} on the {fset} set in "
                   f"{study.directory / 'correlations.csv'}")
 
@@ -822,6 +835,8 @@ def _across(cell: PublishedCell, runs: Sequence[Results]) -> tuple[Ours, list[fl
         return ours, []
     values = [float(o.value) for o in each]
     ours.value = sum(values) / len(values)
+    ps = [o.p_permutation for o in each if o.p_permutation is not None]
+    ours.p_permutation = max(ps) if len(ps) == len(each) else None  # the weakest seed's
     return ours, values
 
 
@@ -847,7 +862,10 @@ def _records(cells: Sequence[PublishedCell], runs: Sequence[Results]) -> list[di
                     "stand_in": ours.stand_in, "ours": _csv_number(ours.value),
                     "published": cell.text, "difference": _csv_number(diff),
                     "reason": ours.reason, "unit": cell.unit, "source": cell.source,
-                    "published_note": cell.note, "our_note": ours.note, **spread})
+                    "published_note": cell.note, "our_note": ours.note, **spread,
+                    "n": "" if ours.n is None or ours.value is None else str(ours.n),
+                    "p_permutation": "" if ours.value is None
+                    else _csv_number(ours.p_permutation)})
     return out
 
 
@@ -927,12 +945,18 @@ def _markdown(tid: str, records: Sequence[Mapping[str, str]]) -> str:
         else:
             text = (f"{_md_number(float(r['ours']), count=count)} / {pub} "
                     f"({_md_number(float(r['difference']), sign=True, count=count)})")
+        if r.get("n") and r.get("p_permutation"):  # a correlation: its points and permutation p
+            text = f"{text[:-1]}; n {r['n']}, p {float(r['p_permutation']):.2g})"
         label = " / ".join(_label(p) for p in r["row"].split("/"))
         rows.setdefault(label, {})[r["column"]] = text
     shown = [" ".join(_label(p) for p in c.replace("~", " vs ").split("/")) for c in columns]
     lines = [f"# {where}: ours beside the published values", "",
              f"{where[0].upper()}{where[1:]}: {what}. Each cell is *ours / published (ours − "
              "published)*; *n/a [k]* means this run has no value, for reason k below.", ""]
+    if any(r.get("n") for r in records):
+        lines += ["A correlation's cell adds its n (points) and two-sided permutation p "
+                  "(points sharing an x shuffled together; with several seeds the largest): "
+                  "with n = 3 no p can fall below 1/6.", ""]
     seeds = {r["seeds"] for r in records if r["sd"]}
     if seeds:
         lines += [f"Ours is the mean ± sd (n − 1) over {', '.join(sorted(seeds))} fine-tuning "

@@ -16,7 +16,9 @@
 
 Every ρ carries n, a p-value, a Fisher-z interval, the distinct x and y counts and
 permutation p-values (:func:`metrics.correlation.pearson`): the pooled Table 9 row has 9
-points but 3 distinct x.
+points but 3 distinct x. The table is one family of tests: ``p_value_bh`` and
+``p_cluster_bh`` are Benjamini–Hochberg adjusted over all its rows
+(:func:`metrics.correlation.adjust`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from biasrepro.errors import DataError
-from biasrepro.metrics.correlation import pearson
+from biasrepro.metrics.correlation import adjust, pearson
 
 METRICS = ("FPR_gap", "TPR_gap", "AUC_gap")
 #: dataset-bias columns (of the bias table) correlated within one training set: Eq. 4, and
@@ -112,4 +114,4 @@ def correlation_table(gaps: pd.DataFrame, bias: pd.DataFrame, *, baseline: str =
                     rows.append(_row("bias_vs_fairness_across_methods", model, fset, source,
                                      metric, one.rename(columns={"value": "x", metric: "y"}),
                                      "method x attribute"))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return adjust(pd.DataFrame(rows, columns=COLUMNS))

@@ -49,7 +49,9 @@ CORRELATIONS_NOTE = (
     "p_value (scipy) and the interval (Fisher-z) treat the n points as independent; "
     "distinct_x and distinct_y count the different values of each side; p_permutation "
     "shuffles y over the points, p_cluster shuffles the distinct x values over the points "
-    "that share them (`permutations`, `cluster_permutations`: exact or random). "
+    "that share them (`permutations`, `cluster_permutations`: exact or random); "
+    "p_value_bh and p_cluster_bh adjust them by Benjamini–Hochberg over every row of this "
+    "table (the false discovery rate when many correlations are read at once). "
     "Overamplification (Eq. 5) is max-normalised within the training set in "
     "`bias_vs_fairness` (x `overamplification`, as §6.5) and unnormalised across methods "
     "(x `overamplification_raw`).")

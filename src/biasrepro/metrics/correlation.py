@@ -22,6 +22,12 @@ permutation when there are at most ``EXACT_LIMIT`` (p = count / all, the identit
 included), else draw ``PERMUTATIONS`` at random from a seeded generator
 (p = (1 + count) / (1 + draws)); ``permutations`` / ``cluster_permutations`` say which.
 ρ itself keeps its sign.
+
+A table of many correlations is many tests: :func:`adjust` adds, beside ``p_value`` and
+``p_cluster``, Benjamini–Hochberg adjusted values (``p_value_bh``, ``p_cluster_bh``: the
+false discovery rate over every defined p of the table, scipy's
+``false_discovery_control``), so a handful of p < 0.05 among hundreds of tests reads as
+what it is.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from itertools import permutations as all_orders
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from biasrepro.errors import DataError
@@ -43,6 +50,9 @@ EXACT_LIMIT = 362_880
 PERMUTATIONS = 10_000
 #: the generator's seed for the random orderings
 SEED = 0
+#: the p-value columns :func:`adjust` corrects, and the suffix of their adjusted columns
+ADJUSTED = ("p_value", "p_cluster")
+BH = "_bh"
 #: cells (orderings x points) scored at a time, to bound memory
 _CHUNK = 2_000_000
 
@@ -130,4 +140,19 @@ def pearson(x: Sequence[float], y: Sequence[float], *, confidence: float = 0.95,
         notes.append(f"{n} points share {out['distinct_x']} x values: p_value and the "
                      "interval treat them as independent; p_cluster does not")
     out["note"] = "; ".join(notes)
+    return out
+
+
+def adjust(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with a Benjamini–Hochberg adjusted column beside each of :data:`ADJUSTED`
+    (named ``<column>_bh``), the family being every row with a defined p; undefined p stay
+    NaN. Each adjusted column directly follows its raw one."""
+    out = table.copy()
+    for column in ADJUSTED:
+        p = out[column].to_numpy(np.float64)
+        adjusted = np.full(len(p), math.nan)
+        defined = np.isfinite(p)
+        if defined.any():
+            adjusted[defined] = stats.false_discovery_control(p[defined], method="bh")
+        out.insert(out.columns.get_loc(column) + 1, column + BH, adjusted)
     return out
