@@ -335,3 +335,23 @@ def test_two_seeds_on_the_small_profile(small_run: Path, tmp_path: Path) -> None
     compared = t3[t3["ours"] != ""]
     assert len(compared) and (compared["seeds"] == "2").all()
     assert set(compared["published_in_range"]) <= {"yes", "no"}
+
+
+def test_a_model_below_the_floor_is_not_judged_and_the_claim_says_why(tmp_path: Path) -> None:
+    """albert-tiny's perturbed-data model failed the model-works gate in seed 2 (its gaps
+    carry model_works False): claims on it are judged in the other seeds only, and the row
+    names the failed model; bert-tiny's claims are untouched."""
+    reps = _replicates(tmp_path)
+    gaps = tmp_path / "s2" / "fairness" / "gaps.csv"
+    rows = list(csv.DictReader(gaps.open(encoding="utf-8")))
+    for r in rows:
+        r["model_works"] = str(not (r["model"] == "albert-tiny"
+                                    and r["method"] == "downstream-perturbed-data"))
+    _write(gaps, rows)
+    table = seeds.claims(reps).set_index(["claim", "model"])
+    fpr = table.loc[("perturbed-lowers-FPR_gap", "albert-tiny")]
+    assert (fpr["holds_in"], fpr["seeds"], fpr["per_seed"]) == (1, 2, "1:yes 3:no")
+    assert "the model-works gate failed albert-tiny/downstream-perturbed-data" in fpr["note"]
+    assert "not checkable in 1 seed(s)" in fpr["note"]
+    bert = table.loc[("perturbed-lowers-FPR_gap", "bert-tiny")]
+    assert (bert["holds_in"], bert["seeds"], bert["note"]) == (3, 3, "")

@@ -284,3 +284,101 @@ def test_undefined_gap_is_nan_with_its_reason(tmp_path: Path) -> None:
                     seed=0)["gaps"].set_index(["attribute", "metric"])
     assert math.isnan(gaps.loc[("gender", "FPR_gap"), "value"])
     assert "no negatives" in gaps.loc[("gender", "FPR_gap"), "note"]
+
+
+# -- the model-works gate -------------------------------------------------------------------
+
+GATED = {**SETTINGS, "fairness": {**SETTINGS["fairness"], "model_floor": {"toxicity": 0.75}}}
+
+
+def _test_split(tmp: Path, model: str, method: str, prob: list[float],
+                label: list[int] | None = None) -> Path:
+    path = tmp / "pred" / model / method / "test.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    label = label if label is not None else [i % 2 for i in range(len(prob))]
+    write_parquet(pd.DataFrame({"id": [f"t{i}" for i in range(len(prob))], "label": label,
+                                "prob": prob}), path)
+    return path
+
+
+def test_the_gate_flags_a_model_below_the_floor_and_correlations_leave_it_out(
+        tmp_path: Path) -> None:
+    """Three of four models rank their test split well; roberta/perturbed predicts a
+    constant (AUC 0.5): it is marked in models.csv, gaps.csv and gaps.md, its points are not
+    in the correlations, and correlations.md names it with its reason."""
+    original, balanced, preds, training = _write_inputs(tmp_path)
+    good = [0.1, 0.9] * 10
+    tests = [_test_split(tmp_path, m, me, good) for m, me in
+             (("bert", "baseline"), ("bert", "perturbed"), ("roberta", "baseline"))]
+    tests.append(_test_split(tmp_path, "roberta", "perturbed", [0.4] * 20))
+    for name, settings in (("gated", GATED), ("open", SETTINGS)):
+        write_report(task="toxicity", original=original, balanced=balanced, predictions=preds,
+                     training=training, settings=settings, out_dir=tmp_path / name,
+                     test_predictions=tests)
+    models = pd.read_csv(tmp_path / "gated" / "models.csv").set_index(["model", "method"])
+    assert models["model_works"].to_dict() == {
+        ("bert", "baseline"): True, ("bert", "perturbed"): True,
+        ("roberta", "baseline"): True, ("roberta", "perturbed"): False}
+    assert models.loc[("roberta", "perturbed"), "test_auc"] == pytest.approx(0.5)
+    assert models.loc[("bert", "baseline"), "test_auc"] == pytest.approx(1.0)
+    assert "below the floor 0.75" in models.loc[("roberta", "perturbed"), "note"]
+    gaps = pd.read_csv(tmp_path / "gated" / "gaps.csv")
+    assert (gaps["model_works"] == ((gaps["model"] != "roberta")
+                                    | (gaps["method"] != "perturbed"))).all()
+    for name in ("group_metrics.csv", "borkan.csv", "sensescore.csv"):
+        assert "model_works" in pd.read_csv(tmp_path / "gated" / name).columns, name
+    assert "roberta (below the floor)" in (tmp_path / "gated" / "gaps.md").read_text()
+    md = (tmp_path / "gated" / "correlations.md").read_text()
+    assert "roberta/perturbed (test ROC-AUC 0.500 below the floor 0.75)" in md
+    def n(name: str, model: str) -> int:
+        corr = pd.read_csv(tmp_path / name / "correlations.csv")
+        (row,) = corr[(corr["group"] == "bias_vs_fairness_across_methods")
+                      & (corr["model"] == model) & (corr["fairness_set"] == "balanced")
+                      & (corr["x"] == "overamplification_raw")
+                      & (corr["y"] == "FPR_gap")]["n"]
+        return int(row)
+
+    # method x attribute points: roberta keeps its baseline's 2 of 4, bert all 4
+    assert (n("gated", "roberta"), n("open", "roberta")) == (2, 4)
+    assert (n("gated", "bert"), n("open", "bert")) == (4, 4)
+    report = json.loads((tmp_path / "gated" / "report.json").read_text())
+    assert [m["model_works"] for m in report["models"]] == [True, True, True, False]
+    # no floor for the task: nothing is checked, and the table says so
+    assert set(pd.read_csv(tmp_path / "open" / "models.csv")["note"]) == {
+        "not checked: fairness.model_floor has no value for the task"}
+
+
+def test_a_model_predicting_one_class_fails_the_gate_whatever_it_ranks(tmp_path: Path) -> None:
+    """AUC 1.0, but every probability under the threshold: its FPR and TPR gaps would be 0
+    by construction."""
+    from biasrepro.fairness.report import model_checks
+
+    path = _test_split(tmp_path, "m", "x", [0.1, 0.2] * 10)
+    out = model_checks([("m", "x")], {("m", "x"): (path, pd.read_parquet(path))}, 0.75, 0.5)
+    row = out.iloc[0]
+    assert (row["test_auc"], row["predicted_positive"], row["model_works"]) == (1.0, 0.0, False)
+    assert row["note"].startswith("predicts no test text positive at the threshold 0.5")
+    one_class = _test_split(tmp_path, "m", "y", [0.1, 0.9], [1, 1])
+    out = model_checks([("m", "y")], {("m", "y"): (one_class, pd.read_parquet(one_class))},
+                       0.75, 0.5)
+    assert not out.iloc[0]["model_works"]
+    assert out.iloc[0]["note"] == "ROC-AUC undefined: the test split has one class"
+
+
+def test_the_gate_refuses_a_missing_or_second_test_file_and_a_bad_path(tmp_path: Path) -> None:
+    original, balanced, preds, training = _write_inputs(tmp_path)
+    one = _test_split(tmp_path, "bert", "baseline", [0.1, 0.9] * 5)
+    with pytest.raises(DataError, match="no test-split predictions of bert/perturbed"):
+        write_report(task="toxicity", original=original, balanced=balanced, predictions=preds,
+                     training=training, settings=GATED, out_dir=tmp_path / "o",
+                     test_predictions=[one])
+    with pytest.raises(DataError, match="a second test-split predictions file"):
+        write_report(task="toxicity", original=original, balanced=balanced, predictions=preds,
+                     training=training, settings=GATED, out_dir=tmp_path / "o",
+                     test_predictions=[one, one])
+    bad = tmp_path / "pred" / "bert" / "baseline" / "fairness-original.parquet"
+    with pytest.raises(DataError, match="expected a path .../MODEL/METHOD/test.parquet"):
+        write_report(task="toxicity", original=original, balanced=balanced, predictions=preds,
+                     training=training, settings=GATED, out_dir=tmp_path / "o",
+                     test_predictions=[bad])
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

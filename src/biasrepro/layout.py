@@ -105,7 +105,10 @@ FAIRNESS_SETS = ("original", "balanced")
 #: the toxicity study's tables, written by ``fairness report`` (results/TASK/fairness/)
 FAIRNESS_REPORT_FILES = ("report.json", "gaps.csv", "gaps.md", "group_metrics.csv",
                          "borkan.csv", "sensescore.csv", "dataset_bias.csv",
-                         "training_groups.csv", "correlations.csv", "correlations.md")
+                         "training_groups.csv", "correlations.csv", "correlations.md",
+                         "models.csv")
+#: the scored-set name of a model's held-out test split (its predictions: ``test.parquet``)
+TEST_SET = "test"
 #: one model variant's representation-bias scores (results/representation/scores/MODEL/VARIANT)
 REPRESENTATION_SCORE_FILES = ("scores.json", "crows.csv", "stereoset.csv", "seat.csv")
 #: Table 4's variant of a pretrained model without a subspace removed

@@ -162,6 +162,7 @@ for _root in RUN_ROOTS:
             data_groups=f"{_root}/{{task}}/fairness/training_groups.csv",
             correlations=f"{_root}/{{task}}/fairness/correlations.csv",
             correlations_md=f"{_root}/{{task}}/fairness/correlations.md",
+            models=f"{_root}/{{task}}/fairness/models.csv",
         params:
             settings=fairness_report_settings,
             training=fairness_training_args,
@@ -177,5 +178,6 @@ for _root in RUN_ROOTS:
         shell:
             biasrepro("fairness report --task {wildcards.task}"
                       " --original {input.set_original:q} --balanced {input.set_balanced:q}"
-                      " --predictions {input.predictions:q} --training {params.training}"
+                      " --predictions {input.predictions:q} --test-predictions {input.tests:q}"
+                      " --training {params.training}"
                       " {params.representation} --settings {params.settings:q} --out-dir $(dirname {output.report:q})")

@@ -17,6 +17,7 @@ Nothing here is recomputed from predictions: the per-seed tables are read as wri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,12 +203,23 @@ class Claim:
     check: Callable[[Mapping[str, pd.DataFrame], str], bool | None]
 
 
+def below_floor(tables: Mapping[str, pd.DataFrame]) -> set[tuple[str, str]]:
+    """The toxicity ``(model, method)`` pairs the model-works gate failed (the fairness
+    report's ``model_works`` column): no claim is judged on them."""
+    gaps = tables.get("toxicity_gaps")
+    if gaps is None or "model_works" not in gaps.columns:
+        return set()
+    failed = gaps[gaps["model_works"].astype(str).str.lower() == "false"]
+    return set(zip(failed["model"].astype(str), failed["method"].astype(str), strict=True))
+
+
 def _mean_gap(tables: Mapping[str, pd.DataFrame], model: str, method: str,
               metrics: Sequence[str], attributes: Sequence[str] | None = None) -> float | None:
-    """A method's balanced-set gap of ``metrics``, averaged over attributes (§5.2 on)."""
+    """A method's balanced-set gap of ``metrics``, averaged over attributes (§5.2 on);
+    None for a model below the model-works floor."""
     import pandas as pd
     gaps = tables.get("toxicity_gaps")
-    if gaps is None:
+    if gaps is None or (model, method) in below_floor(tables):
         return None
     sel = gaps[(gaps["model"] == model) & (gaps["method"] == method)
                & (gaps["fairness_set"] == "balanced") & (gaps["metric"].isin(metrics))]
@@ -251,6 +263,8 @@ def _sense_lower(tables: Mapping[str, pd.DataFrame], model: str) -> bool | None:
         return None
 
     def mean(method: str) -> float | None:
+        if (model, method) in below_floor(tables):
+            return None
         v = pd.to_numeric(sense[(sense["model"] == model) & (sense["method"] == method)][
             "sense_score"], errors="coerce").dropna()
         return float(v.mean()) if len(v) else None
@@ -357,17 +371,22 @@ def claims(replicates: Sequence[Replicate]) -> pd.DataFrame:
         for model in ["all", *models]:
             verdicts = [(seed, claim.check(tables, model)) for seed, tables in per_seed]
             checked = [(s, v) for s, v in verdicts if v is not None]
-            if not checked:
+            gated = sorted({f"{m}/{me}" for _, tables in per_seed
+                            for m, me in below_floor(tables) if model in ("all", m)})
+            gate = ("the model-works gate failed " + ", ".join(gated) + " (models.csv): "
+                    "claims on them are not judged") if gated else ""
+            if not checked and not gate:
                 continue
             holds = sum(v for _, v in checked)
+            notes = [f"not checkable in {len(verdicts) - len(checked)} seed(s)"
+                     if len(checked) < len(verdicts) else "", gate]
             rows.append({"claim": claim.id, "source": claim.source,
                          "statement": claim.statement, "model": model,
                          "seeds": len(checked), "holds_in": holds,
-                         "share": holds / len(checked),
+                         "share": holds / len(checked) if checked else math.nan,
                          "per_seed": " ".join(f"{s}:{'yes' if v else 'no'}"
                                               for s, v in checked),
-                         "note": "" if len(checked) == len(verdicts) else
-                         f"not checkable in {len(verdicts) - len(checked)} seed(s)"})
+                         "note": "; ".join(n for n in notes if n)})
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
 

@@ -29,7 +29,8 @@ def _report(args: argparse.Namespace) -> None:
         raise ConfigError(f"fairness.attributes has no entry for task {args.task!r}")
     write_report(task=args.task, original=args.original, balanced=args.balanced,
                  predictions=args.predictions, training=_pairs(args.training),
-                 settings=settings, out_dir=args.out_dir, representation=args.representation)
+                 settings=settings, out_dir=args.out_dir, representation=args.representation,
+                 test_predictions=args.test_predictions)
 
 
 def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
@@ -47,6 +48,10 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     r.add_argument("--balanced", type=Path, required=True, help="the balanced fairness set")
     r.add_argument("--predictions", type=Path, nargs="+", required=True,
                    help=".../MODEL/METHOD/fairness-{original,balanced}.parquet files")
+    r.add_argument("--test-predictions", type=Path, nargs="+", default=(),
+                   help=".../MODEL/METHOD/test.parquet: each model x method's predictions on "
+                   "its held-out test split, for the model-works gate (fairness.model_floor); "
+                   "without them no model is checked")
     r.add_argument("--training", nargs="+", required=True, metavar="METHOD=PATH",
                    help="each method's training data (for its dataset bias)")
     r.add_argument("--settings", type=settings_type, required=True,

@@ -11,15 +11,22 @@ Reads the original and balanced fairness sets, every ``.../{model}/{method}/fair
   each method's training data, and the group sizes and positive ratios (Figures 3–5);
 * ``correlations.csv`` / ``correlations.md``: the Pearson tables (§5.2, Table 9) with
   distinct counts and permutation p-values (:mod:`biasrepro.fairness.correlations`);
-* ``report.json``: the settings, sizes and the gap, SenseScore and dataset-bias tables.
+* ``models.csv``: the model-works gate: each model x method's ROC-AUC on its held-out
+  test split against the task's floor (``fairness.model_floor``). A model below it (one
+  that predicts a constant, or learned nothing) has every gap and BTC near 0 for the wrong
+  reason: every table marks its rows (``model_works``) and the correlations leave its
+  points out, saying so;
+* ``report.json``: the settings, sizes and the gap, SenseScore, dataset-bias and model
+  tables.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pandas as pd
@@ -41,6 +48,7 @@ from biasrepro.io import (
     require_columns,
     write_text,
 )
+from biasrepro.metrics.classification import classification_metrics
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +72,74 @@ def prediction_key(path: Path) -> tuple[str, str, str]:
         return layout.prediction_key(path)
     except ValueError as e:
         raise DataError(str(e), file=path) from None
+
+
+def test_key(path: Path) -> tuple[str, str]:
+    """``(model, method)`` of ``.../{model}/{method}/test.parquet``, a DataError otherwise."""
+    p = PurePath(path)
+    if p.name != f"{layout.TEST_SET}.parquet" or len(p.parts) < 3:
+        raise DataError(f"expected a path .../MODEL/METHOD/{layout.TEST_SET}.parquet", file=path)
+    return p.parts[-3], p.parts[-2]
+
+
+#: the model table's columns (models.csv)
+MODEL_COLUMNS = ["model", "method", "n", "test_auc", "floor", "predicted_positive",
+                 "model_works", "note"]
+
+
+def model_checks(pairs: Sequence[tuple[str, str]],
+                 tests: Mapping[tuple[str, str], tuple[Path, pd.DataFrame]],
+                 floor: float | None, threshold: float) -> pd.DataFrame:
+    """The model-works gate: each ``(model, method)`` of ``pairs`` with its ROC-AUC on the
+    held-out test split (``tests``: predictions with ``label`` and ``prob``); it works when
+    the AUC reaches ``floor`` and it predicts both classes at ``threshold`` (the gaps'
+    threshold: a model that predicts one class has FPR and TPR gaps of 0 whatever it
+    ranks). No test predictions at all: nothing is checked, every model passes with a note
+    saying so; some but not this pair's: a DataError."""
+    rows = []
+    for model, method in sorted(set(pairs)):
+        row = {"model": model, "method": method, "n": 0, "test_auc": math.nan,
+               "floor": math.nan if floor is None else float(floor),
+               "predicted_positive": math.nan, "model_works": True, "note": ""}
+        if not tests or floor is None:
+            row["note"] = ("not checked: no test predictions given" if not tests
+                           else "not checked: fairness.model_floor has no value for the task")
+        elif (model, method) not in tests:
+            raise DataError(f"no {layout.TEST_SET}-split predictions of {model}/{method} "
+                            "among --test-predictions (the model-works gate needs each)")
+        else:
+            path, pred = tests[model, method]
+            require_columns(list(pred.columns), ["label", "prob"], file=path)
+            y = labels(pred["label"], file=path, column="label")
+            prob = numeric(pred["prob"], file=path, column="prob")
+            metrics = classification_metrics(y.tolist(), prob.tolist(), threshold)
+            auc = metrics["roc_auc"]
+            row["n"] = metrics["n"]
+            row["predicted_positive"] = share = float((prob >= threshold).mean())
+            if auc is not None:
+                row["test_auc"] = auc
+            if auc is None:
+                why = "ROC-AUC undefined: the test split has one class"
+            elif auc < floor:
+                why = f"test ROC-AUC {auc:.3f} below the floor {floor:g}"
+            elif not 0 < share < 1:
+                why = (f"predicts {'no' if share == 0 else 'every'} test text positive at "
+                       f"the threshold {threshold:g}: its FPR and TPR gaps are 0 by "
+                       "construction")
+            else:
+                why = ""
+            row["model_works"] = not why
+            row["note"] = why
+        rows.append(row)
+    return pd.DataFrame(rows, columns=MODEL_COLUMNS)
+
+
+def _works(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the gate's ``model_works`` column, by (model, method)."""
+    if frame.empty and "model" not in frame.columns:
+        return frame
+    gate = models[["model", "method", "model_works"]]
+    return frame.merge(gate, on=["model", "method"], how="left", validate="many_to_one")
 
 
 def read_fairness_set(path: Path, name: str) -> pd.DataFrame:
@@ -98,6 +174,9 @@ def _interval(row: Mapping[str, Any]) -> str:
 
 
 def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
+    gaps = gaps.assign(model=[m if ok else f"{m} (below the floor)"
+                              for m, ok in zip(gaps["model"], gaps["model_works"],
+                                               strict=True)])
     table = gaps.assign(cell=gaps.apply(_interval, axis=1)).pivot_table(
         index=["fairness_set", "model", "method", "attribute", "resampling"],
         columns="metric", values="cell", aggfunc="first").reset_index()
@@ -107,7 +186,9 @@ def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
             "(Eqs. 1-3) with percentile bootstrap intervals of the signed difference mapped "
             "through |.|: paired (whole source sentences resampled with all their "
             "counterfactual versions) on the balanced set, stratified by group on the "
-            "original set (column resampling).\n\n"
+            "original set (column resampling). A model marked *below the floor* failed the "
+            "model-works gate (models.csv): its gaps are near 0 because it learned "
+            "nothing, not because it is fair.\n\n"
             + markdown_table(table.to_dict("records"), columns))
 
 
@@ -127,7 +208,8 @@ def representation_by_method(table: pd.DataFrame, methods: Sequence[str],
 def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
                  predictions: Mapping[tuple[str, str, str], tuple[Path, pd.DataFrame]],
                  training: Mapping[str, tuple[Path, pd.DataFrame]],
-                 settings: Mapping[str, Any], representation: pd.DataFrame | None = None
+                 settings: Mapping[str, Any], representation: pd.DataFrame | None = None,
+                 tests: Mapping[tuple[str, str], tuple[Path, pd.DataFrame]] | None = None
                  ) -> dict[str, pd.DataFrame]:
     """Every table of the module docstring, from frames already read."""
     names = settings["fairness"]["attributes"][task]
@@ -155,27 +237,43 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
                 "civil_comments"]["identity_threshold"])
         bias.append(_tagged(b, method=method))
         data_groups.append(_tagged(g, method=method))
+    models = model_checks([(m, me) for m, me, _ in predictions], tests or {},
+                          (settings["fairness"].get("model_floor") or {}).get(task),
+                          settings["fairness"]["threshold"])
     tables = {
-        "gaps": pd.concat(gaps, ignore_index=True),
-        "groups": pd.concat(groups, ignore_index=True),
-        "borkan": pd.concat(borkan, ignore_index=True),
-        "sense": pd.concat(sense, ignore_index=True) if sense else pd.DataFrame(),
+        "gaps": _works(pd.concat(gaps, ignore_index=True), models),
+        "groups": _works(pd.concat(groups, ignore_index=True), models),
+        "borkan": _works(pd.concat(borkan, ignore_index=True), models),
+        "sense": _works(pd.concat(sense, ignore_index=True), models) if sense
+        else pd.DataFrame(),
         "dataset_bias": pd.concat(bias, ignore_index=True),
         "training_groups": pd.concat(data_groups, ignore_index=True),
+        "models": models,
     }
     rep = None
     if representation is not None:
         methods = sorted({method for _, method, _ in predictions})
         rep = representation_by_method(representation, methods,
                                        settings.get("methods", {}).get("registry", {}))
-    tables["correlations"] = correlation_table(tables["gaps"], tables["dataset_bias"],
+    working = tables["gaps"][tables["gaps"]["model_works"]].drop(columns="model_works")
+    tables["correlations"] = correlation_table(working, tables["dataset_bias"],
                                                representation=rep)
     return tables
 
 
+def excluded_note(models: pd.DataFrame) -> str:
+    """One sentence naming the models the gate left out of the correlations, or none."""
+    out = models[~models["model_works"]]
+    if out.empty:
+        return "Every model reaches the floor of the model-works gate (models.csv)."
+    names = "; ".join(f"{r.model}/{r.method} ({r.note})" for r in out.itertuples())
+    return f"Left out of these correlations by the model-works gate (models.csv): {names}."
+
+
 def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequence[Path],
                  training: Mapping[str, Path], settings: Mapping[str, Any],
-                 out_dir: Path, representation: Path | None = None) -> None:
+                 out_dir: Path, representation: Path | None = None,
+                 test_predictions: Sequence[Path] = ()) -> None:
     """Read the inputs, build the tables and write them (all files or none)."""
     start = time.perf_counter()
     preds: dict[tuple[str, str, str], tuple[Path, pd.DataFrame]] = {}
@@ -184,6 +282,13 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
         if key in preds:
             raise DataError(f"a second predictions file for {key}", file=path)
         preds[key] = (path, read_parquet(path, what="predictions"))
+    tests: dict[tuple[str, str], tuple[Path, pd.DataFrame]] = {}
+    for path in map(Path, test_predictions):
+        key = test_key(path)
+        if key in tests:
+            raise DataError(f"a second {layout.TEST_SET}-split predictions file for {key}",
+                            file=path)
+        tests[key] = (path, read_parquet(path, what="test-split predictions"))
     frames = {name: read_fairness_set(Path(p), name)
               for name, p in (("original", original), ("balanced", balanced))}
     train = {method: (Path(p), read_parquet(p, what=f"training data of {method}"))
@@ -197,7 +302,7 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
         rep["value"] = numeric(rep["value"], file=representation, column="value")
     tables = build_tables(task=task, original=frames["original"],
                           balanced=frames["balanced"], predictions=preds, training=train,
-                          settings=settings, representation=rep)
+                          settings=settings, representation=rep, tests=tests)
     out_dir = Path(out_dir)
     with atomic_outputs(*(out_dir / f for f in FILES)) as tmp:
         paths = dict(zip(FILES, tmp, strict=True))
@@ -209,17 +314,19 @@ def write_report(*, task: str, original: Path, balanced: Path, predictions: Sequ
             "gaps": tables["gaps"].to_dict("records"),
             "sensescore": tables["sense"].to_dict("records"),
             "dataset_bias": tables["dataset_bias"].to_dict("records"),
+            "models": tables["models"].to_dict("records"),
         }
         write_text(dumps_json(report), paths["report.json"])
         for name, key in (("gaps.csv", "gaps"), ("group_metrics.csv", "groups"),
                           ("borkan.csv", "borkan"), ("sensescore.csv", "sense"),
                           ("dataset_bias.csv", "dataset_bias"),
                           ("training_groups.csv", "training_groups"),
-                          ("correlations.csv", "correlations")):
+                          ("correlations.csv", "correlations"), ("models.csv", "models")):
             tables[key].to_csv(paths[name], index=False, lineterminator="\n")
         write_text(_gaps_markdown(tables["gaps"], task), paths["gaps.md"])
         corr = tables["correlations"]
         write_text(f"# Pearson correlations ({task})\n\n{CORRELATIONS_NOTE}\n\n"
+                   f"{excluded_note(tables['models'])}\n\n"
                    + markdown_table(corr.to_dict("records"), list(corr.columns)),
                    paths["correlations.md"])
     log.info("fairness report (%s): %d prediction files, %d training sets -> %s in %.1f s",

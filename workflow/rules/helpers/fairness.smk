@@ -51,8 +51,8 @@ def fairness_set_settings(wildcards):
 
 
 def fairness_report_inputs(wildcards):
-    """Both fairness sets, every model x method's predictions on them (the job's replicate's),
-    the training data."""
+    """Both fairness sets, every model x method's predictions on them and on its test split
+    (the model-works gate; the job's replicate's), the training data."""
     task, root = wildcards.task, root_of(wildcards)
     inputs = {f"set_{name}": f"results/{task}/fairness/{name}.parquet" for name in FAIRNESS_SETS}
     inputs["predictions"] = [
@@ -62,6 +62,8 @@ def fairness_report_inputs(wildcards):
             f"{root}/predictions/{{task}}/{{model}}/{{method}}/fairness-{name}.parquet", [task]
         )
     ]
+    inputs["tests"] = task_jobs(
+        layout.predictions_file(root, "{task}", "{model}", "{method}", layout.TEST_SET), [task])
     inputs["training"] = [training_data_of(task, m) for m in TASK_METHODS[task]]
     if task == "toxicity" and REPRESENTATION["models"]:  # Table 9's representation rows
         inputs["representation"] = "results/representation/table4.csv"

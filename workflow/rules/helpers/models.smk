@@ -78,7 +78,7 @@ def pretrain_settings(wildcards):
 # of baseline AUCs (§4.2; Tables 5-8) come from different sets, so each is measured.
 SCORED_SETS = {
     task: {
-        "test": data["test"],
+        layout.TEST_SET: data["test"],
         **({"validation": data["validation"]} if "validation" in data else {}),
         "fairness-original": f"results/{task}/fairness/original.parquet",
         "fairness-balanced": f"results/{task}/fairness/balanced.parquet",
