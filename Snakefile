@@ -97,8 +97,9 @@ if UNFINISHED_RECORD is not None:
             rules.all.input,
         log:
             job_log("finish_dvc_record"),
+        # CONDA_ENV, as seen from this file
         conda:
-            os.path.normpath(os.path.join("workflow/rules", CONDA_ENV)),  # relative to rules/
+            "envs/biasrepro.yaml"
         shell:
             "echo 'all results are complete; the run records itself in DVC when it ends' > {log:q}"
 

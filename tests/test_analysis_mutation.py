@@ -167,16 +167,18 @@ def test_markdown_rows_and_header_of_the_sentiment_points(tmp_path: Path) -> Non
     perm = _exact_permutation_p(x, fpr)
     fpr_line = (f"| sentiment | original | gender | btc_rate | FPR_gap | 5 | 5, 5 | 0.800 | "
                 f"[{math.tanh(z - half):.3f}, {math.tanh(z + half):.3f}] | {p:.3g} | "
-                f"{perm:.3g} | {perm:.3g} |  |")
+                f"{perm:.3g} | {perm:.3g} | {2 * perm:.3g} |  |")
+    # Benjamini-Hochberg over the four defined p_cluster (FPR 0.133 twice, AUC 1 twice):
+    # the two smallest become min(4/1, 4/2) x 0.133 = 2 x 0.133, the ones stay 1
     assert fpr_line in table.splitlines()
     # the constant TPR gap: rho, interval and p-values undefined
     assert ("| sentiment | original | gender | btc_rate | TPR_gap | 5 | 5, 1 | NaN |  | NaN | "
-            "NaN | NaN | one side is constant") in table
+            "NaN | NaN | NaN | one side is constant") in table
     # AUC: the three points with both values (0.1, 0.1), (0.3, 0.3), (0.5, 0.2)
     auc_p, auc_perm = pearsonr([0.1, 0.3, 0.5], [0.1, 0.3, 0.2])[1], _exact_permutation_p(
         [0.1, 0.3, 0.5], [0.1, 0.3, 0.2])
     assert (f"| sentiment | original | gender | btc_rate | AUC_gap | 3 | 3, 3 | 0.500 |  | "
-            f"{auc_p:.3g} | {auc_perm:.3g} | {auc_perm:.3g} | 3 paired values") in table
+            f"{auc_p:.3g} | {auc_perm:.3g} | {auc_perm:.3g} | 1 | 3 paired values") in table
     # the header: five model x method points, and its sentences intact across the lines
     assert header.endswith("Points: sentiment: 5 model x method.")
     for phrase in (
@@ -195,7 +197,10 @@ def test_markdown_rows_and_header_of_the_sentiment_points(tmp_path: Path) -> Non
             "is Fisher-z at 0.95 and p_value scipy's, both for independent points; p_perm "
             "shuffles y over the points and p_cluster shuffles the distinct x values over "
             "the points that share them (every ordering up to",
-            "correlations.csv says which); distinct x and y count the different values of "
+            "correlations.csv says which); p_cluster BH is p_cluster adjusted by "
+            "Benjamini–Hochberg over every row of this table (correlations.csv also has "
+            "p_value_bh), the false discovery rate of reading many correlations at once; "
+            "distinct x and y count the different values of "
             "each side; a positive rho means models with more metamorphic failures also "
             "have larger gaps. On the toxicity balanced set the FPR and TPR gaps are bounded "
             "by the share of templates with a BTC (every group holds the same sentences), so "
@@ -204,7 +209,8 @@ def test_markdown_rows_and_header_of_the_sentiment_points(tmp_path: Path) -> Non
         assert phrase in header, phrase
     # the table's own header and rule, one row per line, a final newline
     assert md.count("\n\n| task | fairness_set | attribute | x | y | n | distinct x, y | rho | "
-                    "CI | p_value | p_perm | p_cluster | note |\n|" + "---|" * 13 + "\n| "
+                    "CI | p_value | p_perm | p_cluster | p_cluster BH | note |\n|"
+                    + "---|" * 14 + "\n| "
                     "sentiment | original | gender | btc_rate | FPR_gap |") == 1
     assert md.endswith(" |\n") and not md.endswith("\n\n")
     assert len(table.splitlines()) == 2 + 6                 # 2 measures x 3 gaps
@@ -258,7 +264,11 @@ def test_correlations_use_the_given_confidence_and_keep_their_columns_when_empty
     assert row["high"] == pytest.approx(math.tanh(z + half), abs=1e-5)
     assert row["points"] == "model x method"
     empty = correlations(points.iloc[:0], {"sentiment": ["gender"]}, confidence=0.9)
-    assert list(empty.columns) == list(CORRELATION_COLUMNS) and empty.empty
+    assert list(empty.columns) == [
+        "task", "fairness_set", "attribute", "x", "y", "points", "n", "rho", "p_value",
+        "p_value_bh", "low", "high", "distinct_x", "distinct_y", "p_permutation",
+        "permutations", "p_cluster", "p_cluster_bh", "cluster_permutations", "note"]
+    assert empty.empty
 
 
 # ---------------------------------------------------------------- cross_study.read_gaps
@@ -524,9 +534,9 @@ def test_toxicity_run_pools_btc_over_pairs_and_writes_plain_csv(
     assert points.startswith("task,fairness_set,attribute,model,method,btc_rate,"
                              "aligned_btc_rate,FPR_gap,TPR_gap,AUC_gap\n")
     corr = (tmp_path / "out" / "correlations.csv").read_bytes().decode("utf-8")
-    assert corr.startswith("task,fairness_set,attribute,x,y,points,n,rho,p_value,low,high,"
-                           "distinct_x,distinct_y,p_permutation,permutations,p_cluster,"
-                           "cluster_permutations,note\n")
+    assert corr.startswith("task,fairness_set,attribute,x,y,points,n,rho,p_value,p_value_bh,"
+                           "low,high,distinct_x,distinct_y,p_permutation,permutations,"
+                           "p_cluster,p_cluster_bh,cluster_permutations,note\n")
     for text in (btc, points, corr):
         assert "\r" not in text and text.endswith("\n")
 

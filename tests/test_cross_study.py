@@ -227,3 +227,25 @@ def test_refused_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str], case
     line = _error(capsys, _run(tmp_path, *args))
     assert want in line
     assert not any((tmp_path / "out" / f).exists() for f in FILES)
+
+
+def test_a_model_failing_the_gate_leaves_the_points_and_is_named(tmp_path: Path) -> None:
+    """m2/perturbed's gaps say model_works False: read_gaps drops it, so 4 points remain,
+    summary.json and correlations.md name it; a gaps.csv without the column drops nothing."""
+    args = _sentiment_inputs(tmp_path)
+    gaps = pd.read_csv(args[3])
+    gaps.to_csv(tmp_path / "open.csv", index=False)
+    gaps["model_works"] = [(m, me) != ("m2", "perturbed")
+                           for m, me in zip(gaps["model"], gaps["method"], strict=True)]
+    gaps.to_csv(args[3], index=False)
+    assert len(read_gaps(tmp_path / "open.csv", ["gender"])) == 6
+    kept = read_gaps(Path(args[3]), ["gender"])
+    assert ("m2", "perturbed") not in set(zip(kept["model"], kept["method"], strict=True))
+    assert len(kept) == 5
+    assert _run(tmp_path, *args) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["below_floor"] == {"sentiment": ["m2/perturbed"]}
+    assert summary["points"] == {"sentiment": 4}
+    md = (tmp_path / "out" / "correlations.md").read_text()
+    assert "below the model-works gate's floor (the fairness reports' models.csv): " \
+           "sentiment: m2/perturbed." in md

@@ -303,8 +303,9 @@ def test_a_run_killed_while_recording_is_clean_after_the_next_run(
     dry = snakemake(["--cores", "all", "-n"], cwd=repo)
     assert "the last run was stopped while recording itself in DVC" in dry.stderr
     assert "`biasrepro dvc-record`" in dry.stderr
-    jobs = re.search(r"^total\s+(\d+)$", dry.stdout + dry.stderr, flags=re.M)
-    assert jobs and jobs[1] == "1" and "finish_dvc_record" in dry.stdout, dry.stdout
+    # the job that lets the run end in its record (a kill inside DVC's commit may also have
+    # touched some files, whose jobs then run again: same results)
+    assert re.search(r"^finish_dvc_record\s+1$", dry.stdout, flags=re.M), dry.stdout
     snakemake(["--cores", "all"], cwd=repo)
     assert not marker.exists() and (repo / "dvc.lock").is_file()
     assert _status(repo) == {}

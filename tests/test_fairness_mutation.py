@@ -371,24 +371,30 @@ def test_gaps_markdown_is_the_documented_table() -> None:
     from biasrepro.fairness.report import _gaps_markdown
 
     tags = {"fairness_set": "balanced", "model": "bert", "method": "baseline",
-            "attribute": "gender", "resampling": "paired"}
+            "attribute": "gender", "resampling": "paired", "model_works": True}
     gaps = pd.DataFrame([
         {**tags, "metric": "FPR_gap", "value": 0.25, "low": 0.1, "high": 0.4, "note": ""},
         {**tags, "metric": "TPR_gap", "value": math.nan, "low": math.nan, "high": math.nan,
          "note": "no positives"},
         {**tags, "metric": "AUC_gap", "value": math.nan, "low": math.nan, "high": math.nan,
-         "note": ""}])
+         "note": ""},
+        *({**tags, "method": "debiased", "model_works": False, "metric": m, "value": 0.0,
+           "low": 0.0, "high": 0.0, "note": ""} for m in ("FPR_gap", "TPR_gap", "AUC_gap"))])
     assert _gaps_markdown(gaps, "toxicity") == (
         "# Group fairness gaps (toxicity)\n\n"
         "|marginalized mean - non-marginalized| (Eqs. 1-3) with percentile bootstrap "
         "intervals of the signed difference mapped through |.|: paired (whole source "
         "sentences resampled with all their counterfactual versions) on the balanced set, "
-        "stratified by group on the original set (column resampling).\n\n"
+        "stratified by group on the original set (column resampling). A model marked *below "
+        "the floor* failed the model-works gate (models.csv): its gaps are near 0 because it "
+        "learned nothing, not because it is fair.\n\n"
         "| fairness_set | model | method | attribute | FPR_gap | TPR_gap | AUC_gap | "
         "resampling |\n"
         "|---|---|---|---|---|---|---|---|\n"
         "| balanced | bert | baseline | gender | 0.2500 [0.1000, 0.4000] | NaN (no positives) "
-        "| NaN | paired |\n")
+        "| NaN | paired |\n"
+        "| balanced | bert (below the floor) | debiased | gender | 0.0000 [0.0000, 0.0000] | "
+        "0.0000 [0.0000, 0.0000] | 0.0000 [0.0000, 0.0000] | paired |\n")
 
 
 def _fairness_file(tmp_path: Path, frame: pd.DataFrame, name: str = "set.parquet") -> Path:

@@ -8,6 +8,7 @@ worked out by hand from the small inputs built here, or are the values printed i
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -1516,3 +1517,34 @@ def test_over_seeds_a_correlation_shows_the_largest_permutation_p(
     monkeypatch.setattr(pt, "resolve", lambda c, res: next(each))
     ours, values = pt._across(cell, [pt.Results(settings={})] * 3)
     assert (ours.p_permutation, values) == (shown, [0.5, 0.5, 0.5])
+
+
+def test_a_model_failing_the_gate_gets_no_table10_flag_and_a_note_in_tables_5_to_8(
+        world: pt.Results) -> None:
+    """report.json's models: upstream-sentDebias-gender of tiny-bert failed the model-works
+    gate. Table 10 gives no flag for it (the reason names it); Table 8's cell keeps its value
+    with a note; the baseline's cells are untouched."""
+    failed = dataclasses.replace(
+        world, toxicity=dataclasses.replace(
+            world.toxicity, failed=frozenset({("tiny-bert", "upstream-sentDebias-gender")})))
+    flag = pt.resolve(_cell("toxicity-table10", "upstream-sentDebias", "bert/gender"), failed)
+    assert flag.value is None
+    assert flag.reason == ("tiny-bert/upstream-sentDebias-gender failed the model-works gate "
+                           "(models.csv): a model that learned nothing lowers every gap to 0")
+    gap = pt.resolve(_cell("toxicity-table8", "gender/bert/upstream-sentDebias-gender",
+                           "TPR_gap"), failed)
+    assert gap.value == 0.04 and "failed the model-works gate" in gap.note
+    base = pt.resolve(_cell("toxicity-table6", "gender/albert/baseline", "FPR_gap"), failed)
+    assert base.value == 0.1 and "model-works" not in base.note
+
+
+def test_the_gate_failures_are_read_from_report_json(tmp_path: Path) -> None:
+    """models records with model_works false are the study's failed pairs; a report
+    without models (written before the gate) has none."""
+    report = _toxicity(tmp_path / "tox")
+    assert pt.Study.read(report).failed == frozenset()
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["models"] = [{"model": "tiny-bert", "method": "baseline", "model_works": True},
+                      {"model": "tiny-bert", "method": "x", "model_works": False}]
+    report.write_text(json.dumps(data), encoding="utf-8")
+    assert pt.Study.read(report).failed == frozenset({("tiny-bert", "x")})

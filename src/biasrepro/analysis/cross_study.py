@@ -54,6 +54,7 @@ from biasrepro.biasfinder.btc import (
     template_counts,
 )
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.fairness import gate
 from biasrepro.fairness.correlations import METRICS
 from biasrepro.fairness.report import prediction_key
 from biasrepro.io import (
@@ -125,11 +126,15 @@ def read_table4(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
 
 def read_gaps(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
     """A fairness report's ``gaps.csv`` as ``model, method, fairness_set, attribute`` rows
-    with one column per gap (``FPR_gap``, ``TPR_gap``, ``AUC_gap``; NaN where undefined)."""
+    with one column per gap (``FPR_gap``, ``TPR_gap``, ``AUC_gap``; NaN where undefined).
+    Models the model-works gate failed are left out (:func:`below_floor` names them)."""
     path = Path(path)
     frame = read_table(path, required=GAP_COLUMNS, what="gaps table", allow_empty=True)
     keys = ["model", "method", "fairness_set", "attribute", "metric"]
     _check_keys(frame, keys, file=path)
+    out = gate.failed(frame)
+    frame = frame[np.array([(m, me) not in out for m, me in zip(
+        frame["model"].astype(str), frame["method"].astype(str), strict=True)], dtype=bool)]
     frame["value"] = numeric(frame["value"], file=path, column="value")
     check_range(frame["value"], 0, 1, file=path, column="value", allow_missing=True)
     frame = frame[frame["metric"].isin(METRICS) & frame["attribute"].isin(attributes)]
@@ -141,6 +146,13 @@ def read_gaps(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
         if metric not in wide.columns:
             wide[metric] = math.nan
     return wide[[*keys[:-1], *METRICS]]
+
+
+def below_floor(path: Path) -> list[str]:
+    """``model/method`` of each model in a fairness report's ``gaps.csv`` that the
+    model-works gate failed, sorted."""
+    frame = read_table(Path(path), required=GAP_COLUMNS, what="gaps table", allow_empty=True)
+    return sorted(f"{m}/{me}" for m, me in gate.failed(frame))
 
 
 def balanced_mutants(balanced: pd.DataFrame, *, file: Path) -> pd.DataFrame:
@@ -255,7 +267,7 @@ def _fmt(value: float) -> str:
 
 
 def _markdown(table: pd.DataFrame, points: pd.DataFrame, *, threshold: float,
-              confidence: float) -> str:
+              confidence: float, excluded: Mapping[str, Sequence[str]] | None = None) -> str:
     sizes = points.groupby("task")[["model", "method"]].apply(
         lambda f: len(f.drop_duplicates())).to_dict()
     counted = ", ".join(f"{t}: {sizes[t]} model x method" for t in sorted(sizes)) or "none"
@@ -286,6 +298,11 @@ def _markdown(table: pd.DataFrame, points: pd.DataFrame, *, threshold: float,
         "largely by construction; the original set and the sentiment rows are independent "
         "of the BTC templates. "
         f"Points: {counted}.\n\n")
+    left_out = "; ".join(f"{task}: {', '.join(names)}"
+                         for task, names in sorted((excluded or {}).items()) if names)
+    if left_out:
+        header += ("Left out, below the model-works gate's floor (the fairness reports' "
+                   f"models.csv): {left_out}.\n\n")
     lines = ["| task | fairness_set | attribute | x | y | n | distinct x, y | rho | CI | "
              "p_value | p_perm | p_cluster | p_cluster BH | note |", "|" + "---|" * 14]
     for r in table.to_dict("records"):
@@ -377,6 +394,9 @@ def write_cross_study(*, settings: Mapping[str, Any], out_dir: Path,
             btc_of["toxicity"] = tox
             gaps_of["toxicity"] = read_gaps(Path(toxicity_gaps), attributes["toxicity"])
         missing: dict[str, Any] = {}
+        excluded = {task: below_floor(Path(path)) for task, path in
+                    (("sentiment", sentiment_gaps), ("toxicity", toxicity_gaps))
+                    if path is not None and task in gaps_of}
         for task, btc in btc_of.items():
             joined = join_points(task, btc, gaps_of[task], attributes[task])
             if joined.empty:
@@ -393,6 +413,7 @@ def write_cross_study(*, settings: Mapping[str, Any], out_dir: Path,
             "points": {t: int(len(p[["model", "method"]].drop_duplicates()))
                        for t, p in table_points.groupby("task")},
             "unmatched": missing,
+            "below_floor": excluded,
             "toxicity_btc_rate_pooled": {
                 a: float(g["btc"].sum() / g["possible_pairs"].sum())
                 for a, g in tox.groupby("attribute")},
@@ -400,8 +421,8 @@ def write_cross_study(*, settings: Mapping[str, Any], out_dir: Path,
         tox.to_csv(paths["toxicity_btc.csv"], index=False, lineterminator="\n")
         table_points.to_csv(paths["points.csv"], index=False, lineterminator="\n")
         table.to_csv(paths["correlations.csv"], index=False, lineterminator="\n")
-        write_text(_markdown(table, table_points, threshold=threshold, confidence=confidence),
-                   paths["correlations.md"])
+        write_text(_markdown(table, table_points, threshold=threshold, confidence=confidence,
+                             excluded=excluded), paths["correlations.md"])
         write_text(dumps_json(summary), paths["summary.json"])
     log.info("cross-study: %d points, %d correlations -> %s in %.1f s", len(table_points),
              len(table), out_dir, time.perf_counter() - start)

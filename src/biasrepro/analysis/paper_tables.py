@@ -29,6 +29,7 @@ from typing import Any
 
 from biasrepro import layout
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.fairness.gate import MODEL_WORKS
 from biasrepro.models import training
 
 TABLE_IDS: tuple[str, ...] = (
@@ -222,7 +223,9 @@ class Study:
     attributes: dict[str, Any]
     training_groups: dict[tuple[str, str], dict[str, str]]
     fairness_groups: dict[tuple[str, str], dict[str, str]]
-    correlations: dict[tuple[str, ...], tuple[float, str]]
+    correlations: dict[tuple[str, ...], tuple[float, float | str, ...]]
+    #: (model, method) pairs the model-works gate failed (report.json's ``models``)
+    failed: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
     def read(cls, report_json: Path) -> Study:
@@ -239,6 +242,8 @@ class Study:
             training = {m: int(v["rows"]) for m, v in report["training"].items()}
             fsets = {s: int(v["rows"]) for s, v in report["fairness_sets"].items()}
             attributes = dict(report["settings"]["attributes"])
+            failed = frozenset((r["model"], r["method"]) for r in report.get("models", [])
+                               if r[MODEL_WORKS] is False)
         except (KeyError, TypeError, ValueError) as e:
             raise DataError(f"not a fairness report (missing or bad {e})",
                             file=report_json) from None
@@ -249,7 +254,7 @@ class Study:
             fairness_groups.setdefault((r["fairness_set"], r["group"]), r)
         return cls(
             directory=d, gaps=gaps, sense=sense, dataset_bias=bias, training_rows=training,
-            fairness_rows=fsets, attributes=attributes,
+            fairness_rows=fsets, attributes=attributes, failed=failed,
             training_groups={(r["method"], r["group"]): r for r in _read_csv(
                 d / "training_groups.csv", ("method", "group", "n", "n_positive",
                                             "positive_ratio"))},
@@ -559,6 +564,9 @@ def _performance(cell: PublishedCell, res: Results, ours: Ours) -> float:
     metric = _check(cell, cell.column, ("AUC", *GAPS), "metric", "column")
     model = _model(res, "models.tasks.toxicity", _arch(cell, arch), ours)
     _method(res, "toxicity", method)
+    if res.toxicity is not None and (model, method) in res.toxicity.failed:
+        ours.note = (f"ours: {model}/{method} failed the model-works gate (models.csv); its "
+                     "gaps are those of a model that learned nothing")
     if metric == "AUC":
         return _auc(res, "toxicity", model, method, ours, cell.table_id)
     return _gap(_study(res, "toxicity"), model, method, "balanced", attr, metric)
@@ -593,6 +601,9 @@ def _table10(cell: PublishedCell, res: Results, ours: Ours) -> float:
     base = _method(res, "toxicity", "baseline")
     ours.note = ("ours: 1 when all three gaps of the method are below the baseline's "
                  "(balanced set, unrounded)")
+    if out := sorted(f"{model}/{m}" for m in (method, base) if (model, m) in study.failed):
+        raise _NoCell(f"{', '.join(out)} failed the model-works gate (models.csv): a model "
+                      "that learned nothing lowers every gap to 0")
     return float(all(_gap(study, model, method, "balanced", attr, m)
                      < _gap(study, model, base, "balanced", attr, m) for m in GAPS))
 

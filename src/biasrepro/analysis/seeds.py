@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasrepro.errors import DataError
+from biasrepro.fairness import gate
 
 if TYPE_CHECKING:  # pandas and numpy load when a table is read: the workflow imports this
     import pandas as pd
@@ -204,13 +205,9 @@ class Claim:
 
 
 def below_floor(tables: Mapping[str, pd.DataFrame]) -> set[tuple[str, str]]:
-    """The toxicity ``(model, method)`` pairs the model-works gate failed (the fairness
-    report's ``model_works`` column): no claim is judged on them."""
-    gaps = tables.get("toxicity_gaps")
-    if gaps is None or "model_works" not in gaps.columns:
-        return set()
-    failed = gaps[gaps["model_works"].astype(str).str.lower() == "false"]
-    return set(zip(failed["model"].astype(str), failed["method"].astype(str), strict=True))
+    """The toxicity ``(model, method)`` pairs the model-works gate failed: no claim is
+    judged on them."""
+    return gate.failed(tables.get("toxicity_gaps"))
 
 
 def _mean_gap(tables: Mapping[str, pd.DataFrame], model: str, method: str,

@@ -35,6 +35,7 @@ from biasrepro import layout
 from biasrepro.errors import DataError, in_file
 from biasrepro.fairness.correlations import correlation_table
 from biasrepro.fairness.evaluation import dataset_bias, evaluate, join_predictions, sense_scores
+from biasrepro.fairness.gate import MODEL_WORKS
 from biasrepro.io import (
     atomic_outputs,
     check_text,
@@ -84,7 +85,7 @@ def test_key(path: Path) -> tuple[str, str]:
 
 #: the model table's columns (models.csv)
 MODEL_COLUMNS = ["model", "method", "n", "test_auc", "floor", "predicted_positive",
-                 "model_works", "note"]
+                 MODEL_WORKS, "note"]
 
 
 def model_checks(pairs: Sequence[tuple[str, str]],
@@ -100,7 +101,7 @@ def model_checks(pairs: Sequence[tuple[str, str]],
     for model, method in sorted(set(pairs)):
         row = {"model": model, "method": method, "n": 0, "test_auc": math.nan,
                "floor": math.nan if floor is None else float(floor),
-               "predicted_positive": math.nan, "model_works": True, "note": ""}
+               "predicted_positive": math.nan, MODEL_WORKS: True, "note": ""}
         if not tests or floor is None:
             row["note"] = ("not checked: no test predictions given" if not tests
                            else "not checked: fairness.model_floor has no value for the task")
@@ -128,7 +129,7 @@ def model_checks(pairs: Sequence[tuple[str, str]],
                        "construction")
             else:
                 why = ""
-            row["model_works"] = not why
+            row[MODEL_WORKS] = not why
             row["note"] = why
         rows.append(row)
     return pd.DataFrame(rows, columns=MODEL_COLUMNS)
@@ -138,7 +139,7 @@ def _works(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the gate's ``model_works`` column, by (model, method)."""
     if frame.empty and "model" not in frame.columns:
         return frame
-    gate = models[["model", "method", "model_works"]]
+    gate = models[["model", "method", MODEL_WORKS]]
     return frame.merge(gate, on=["model", "method"], how="left", validate="many_to_one")
 
 
@@ -175,7 +176,7 @@ def _interval(row: Mapping[str, Any]) -> str:
 
 def _gaps_markdown(gaps: pd.DataFrame, task: str) -> str:
     gaps = gaps.assign(model=[m if ok else f"{m} (below the floor)"
-                              for m, ok in zip(gaps["model"], gaps["model_works"],
+                              for m, ok in zip(gaps["model"], gaps[MODEL_WORKS],
                                                strict=True)])
     table = gaps.assign(cell=gaps.apply(_interval, axis=1)).pivot_table(
         index=["fairness_set", "model", "method", "attribute", "resampling"],
@@ -255,7 +256,7 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
         methods = sorted({method for _, method, _ in predictions})
         rep = representation_by_method(representation, methods,
                                        settings.get("methods", {}).get("registry", {}))
-    working = tables["gaps"][tables["gaps"]["model_works"]].drop(columns="model_works")
+    working = tables["gaps"][tables["gaps"][MODEL_WORKS]].drop(columns=MODEL_WORKS)
     tables["correlations"] = correlation_table(working, tables["dataset_bias"],
                                                representation=rep)
     return tables
@@ -263,7 +264,7 @@ def build_tables(*, task: str, original: pd.DataFrame, balanced: pd.DataFrame,
 
 def excluded_note(models: pd.DataFrame) -> str:
     """One sentence naming the models the gate left out of the correlations, or none."""
-    out = models[~models["model_works"]]
+    out = models[~models[MODEL_WORKS]]
     if out.empty:
         return "Every model reaches the floor of the model-works gate (models.csv)."
     names = "; ".join(f"{r.model}/{r.method} ({r.note})" for r in out.itertuples())
