@@ -249,3 +249,19 @@ def test_a_model_failing_the_gate_leaves_the_points_and_is_named(tmp_path: Path)
     md = (tmp_path / "out" / "correlations.md").read_text()
     assert "below the model-works gate's floor (the fairness reports' models.csv): " \
            "sentiment: m2/perturbed." in md
+
+
+def test_every_model_failing_the_gate_leaves_no_point_and_no_crash(tmp_path: Path) -> None:
+    """All sentiment models below the floor: the step still writes its files, with no
+    point and every model named."""
+    args = _sentiment_inputs(tmp_path)
+    gaps = pd.read_csv(args[3])
+    gaps["model_works"] = False
+    gaps.to_csv(args[3], index=False)
+    assert _run(tmp_path, *args) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["points"] == {}
+    assert summary["below_floor"]["sentiment"] == [
+        "m1/baseline", "m1/perturbed", "m2/baseline", "m2/perturbed", "m3/baseline",
+        "m9/baseline"]
+    assert pd.read_csv(tmp_path / "out" / "correlations.csv").empty

@@ -132,15 +132,15 @@ def read_gaps(path: Path, attributes: Sequence[str]) -> pd.DataFrame:
     frame = read_table(path, required=GAP_COLUMNS, what="gaps table", allow_empty=True)
     keys = ["model", "method", "fairness_set", "attribute", "metric"]
     _check_keys(frame, keys, file=path)
-    out = gate.failed(frame)
-    frame = frame[np.array([(m, me) not in out for m, me in zip(
-        frame["model"].astype(str), frame["method"].astype(str), strict=True)], dtype=bool)]
     frame["value"] = numeric(frame["value"], file=path, column="value")
     check_range(frame["value"], 0, 1, file=path, column="value", allow_missing=True)
     frame = frame[frame["metric"].isin(METRICS) & frame["attribute"].isin(attributes)]
     if frame.empty:
         raise DataError(f"no {'/'.join(METRICS)} row for the attributes "
                         f"{', '.join(attributes)}", file=path)
+    out = gate.failed(frame)
+    frame = frame[np.array([(m, me) not in out for m, me in zip(
+        frame["model"].astype(str), frame["method"].astype(str), strict=True)], dtype=bool)]
     wide = frame.set_index(keys)["value"].unstack("metric").reset_index()
     for metric in METRICS:
         if metric not in wide.columns:
@@ -399,13 +399,16 @@ def write_cross_study(*, settings: Mapping[str, Any], out_dir: Path,
                     if path is not None and task in gaps_of}
         for task, btc in btc_of.items():
             joined = join_points(task, btc, gaps_of[task], attributes[task])
+            if gaps_of[task].empty and excluded.get(task):
+                continue  # every model of the task failed the gate: no point, said below
             if joined.empty:
                 raise DataError(f"no {task} model/method/attribute has both a BTC rate and "
                                 "gaps (are the two inputs from the same run?)",
                                 file=sentiment_gaps if task == "sentiment" else toxicity_gaps)
             points.append(joined)
             missing[task] = unmatched(btc, gaps_of[task])
-        table_points = pd.concat(points, ignore_index=True)
+        table_points = (pd.concat(points, ignore_index=True) if points
+                        else pd.DataFrame(columns=POINT_COLUMNS))
         table = correlations(table_points, attributes, confidence=confidence)
         summary = {
             "threshold": threshold, "confidence": confidence,
