@@ -203,7 +203,8 @@ def test_the_command_writes_every_file_or_none(tmp_path: Path) -> None:
     assert main([*args, "--out-dir", str(out)]) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} == first
     md = (out / "seeds.md").read_text()
-    assert "| perturbed-lowers-FPR_gap | toxicity §6.6, Table 10 | albert-tiny | 2/3 |" in md
+    assert ("| perturbed-lowers-FPR_gap | toxicity §6.6, Table 10 | albert-tiny | "
+            "2 of 3 seeds |") in md
     # one file too few: an error naming the option, nothing written
     bad = tmp_path / "bad"
     assert main(["analysis", "seeds", "--seeds", "1", "2", "3", "--toxicity",

@@ -309,7 +309,8 @@ def test_btc_claims_read_the_baseline_model_of_each_characteristic() -> None:
         rows = [("m", "baseline", c, v) for c, v in (("occupation", occ), ("gender", gender),
                                                       ("country", country)) if v is not None]
         t = table(*rows)
-        return seeds._occupation_most(t, "m"), seeds._gender_over_country(t, "m")
+        return (seeds._occupation_most("btc")(t, "m"),
+                seeds._gender_over_country("btc")(t, "m"))
     assert both(9, 5, 1) == (True, True)
     assert both(5, 5, 1) == (False, True)  # ties hold for neither
     assert both(9, 1, 1) == (True, False)
@@ -328,14 +329,23 @@ def test_claims_rows_and_the_note_on_seeds_that_could_not_be_checked(tmp_path: P
                                               "m,baseline,country,7,0,0,0"))]
     table = seeds.claims(reps)
     assert list(table.columns) == list(seeds.CLAIM_COLUMNS)
-    gender = seeds.CLAIMS[-1]
-    assert table.to_dict("records") == [
+    by_id = {c.id: c for c in seeds.CLAIMS}
+    counts = table[table["claim"].isin(["occupation-most-btcs",
+                                        "gender-more-btcs-than-country"])]
+    assert counts.to_dict("records") == [
         {"claim": "occupation-most-btcs", "source": "BiasFinder Table 4",
-         "statement": seeds.CLAIMS[-2].statement, "model": "m", "seeds": 2, "holds_in": 2,
-         "share": 1.0, "per_seed": "1:yes 3:yes", "note": "not checkable in 1 seed(s)"},
-        {"claim": gender.id, "source": "BiasFinder Table 4", "statement": gender.statement,
-         "model": "m", "seeds": 2, "holds_in": 1, "share": 0.5, "per_seed": "1:yes 3:no",
+         "statement": by_id["occupation-most-btcs"].statement, "model": "m", "seeds": 2,
+         "holds_in": 2, "share": 1.0, "per_seed": "1:yes 3:yes",
+         "note": "not checkable in 1 seed(s)"},
+        {"claim": "gender-more-btcs-than-country", "source": "BiasFinder Table 4",
+         "statement": by_id["gender-more-btcs-than-country"].statement, "model": "m",
+         "seeds": 2, "holds_in": 1, "share": 0.5, "per_seed": "1:yes 3:no",
          "note": "not checkable in 1 seed(s)"}]
+    # the same claims per pair: every rate is 0 here, and a tie holds for neither
+    rates = table[table["claim"].str.contains("rate")].set_index("claim")
+    assert list(rates.index) == ["occupation-highest-btc-rate",
+                                 "gender-higher-btc-rate-than-country"]
+    assert (rates["holds_in"] == 0).all() and (rates["seeds"] == 2).all()
     assert seeds.claims(reps[:1]).loc[0, "note"] == ""
 
 
@@ -373,8 +383,8 @@ def test_markdown_lists_the_claims_and_the_five_widest_ranges() -> None:
         "`<table>.csv` beside this file: mean, sample sd (n − 1), min, max and each seed's "
         "value per cell. With one seed sd is empty.\n\n"
         "## The papers' claims\n\n"
-        "| claim | source | model | holds in | statement |\n|---|---|---|---|---|\n"
-        "| c1 | S §1 | all | 1/2 | it holds |\n\n"
+        "| claim | source | model | holds in | statement | note |\n|---|---|---|---|---|---|\n"
+        "| c1 | S §1 | all | 1 of 2 seeds | it holds |  |\n\n"
         "## biasfinder: the five widest seed ranges\n\n"
         "| model | method | measure | mean ± sd | range |\n|---|---|---|---|---|\n"
         "| a | x | btc | 0.25 ± 0.354 | 0 – 0.5 |\n"
@@ -387,7 +397,7 @@ def test_markdown_lists_the_claims_and_the_five_widest_ranges() -> None:
 def test_write_seed_tables_writes_plain_csv_and_reports_what_it_wrote(tmp_path: Path) -> None:
     reps = _three_seeds(tmp_path)
     out = tmp_path / "out"
-    assert seeds.write_seed_tables(reps, out) == {"tables": ["biasfinder"], "claims": 2}
+    assert seeds.write_seed_tables(reps, out) == {"tables": ["biasfinder"], "claims": 4}
     assert sorted(p.name for p in out.iterdir()) == ["biasfinder.csv", "claims.csv",
                                                      "seeds.md"]
     bf = (out / "biasfinder.csv").read_bytes().decode("utf-8")
@@ -402,6 +412,33 @@ def test_write_seed_tables_writes_plain_csv_and_reports_what_it_wrote(tmp_path: 
                         r"3:yes 1:yes 2:yes,", cl.splitlines()[1])
     # one seed alone: the same files, sd empty
     one = seeds.write_seed_tables(reps[:1], tmp_path / "one")
-    assert one == {"tables": ["biasfinder"], "claims": 2}
+    assert one == {"tables": ["biasfinder"], "claims": 4}
     assert (tmp_path / "one/biasfinder.csv").read_text().splitlines()[1] == \
         "m,baseline,occupation,btc,1,30.0,,30.0,30.0,30.0"
+
+
+def test_gathered_tables_hold_only_the_cells_a_seed_has(tmp_path: Path) -> None:
+    """Two cells whose key values cross (m/baseline/gender, n/debiased/country): the table
+    has their 2 x 4 measure rows, none of the 6 other combinations of the key columns."""
+    reps = [seeds.Replicate(s, biasfinder=_bf(tmp_path / f"bf{s}.csv",
+                                              f"m,baseline,gender,{s},0.5,,1",
+                                              f"n,debiased,country,{s},0.5,,1"))
+            for s in (1, 2)]
+    table = seeds.gather(reps)["biasfinder"]
+    assert sorted(set(zip(table["model"], table["method"], table["characteristic"],
+                          strict=True))) == [("m", "baseline", "gender"),
+                                             ("n", "debiased", "country")]
+    assert len(table) == 8
+    btc = table[table["measure"] == "btc"].set_index("model")
+    assert (btc.loc["m", "mean"], btc.loc["n", "seeds"]) == (1.5, 2)
+
+
+
+def test_one_seed_is_said_in_words_and_each_claim_as_n_of_k() -> None:
+    claims = pd.DataFrame([{"claim": "c1", "source": "S", "statement": "it holds",
+                            "model": "all", "seeds": 1, "holds_in": 1, "share": 1.0,
+                            "per_seed": "7:yes", "note": "the model-works gate failed x/y"}])
+    text = seeds.markdown({}, claims, [7])
+    assert "**One fine-tuning seed (7).** Each claim below was checked once" in text
+    assert "| c1 | S | all | 1 of 1 seed | it holds | the model-works gate failed x/y |" in text
+    assert "One fine-tuning seed" not in seeds.markdown({}, claims, [7, 8])

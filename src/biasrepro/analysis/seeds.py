@@ -167,9 +167,15 @@ def gather(replicates: Sequence[Replicate]) -> dict[str, pd.DataFrame]:
         long = pd.concat([_long(t[name][0], keys, measures, r.seed, f"{name} of seed {r.seed}")
                           for r, t in zip(replicates, per_seed, strict=True)],
                          ignore_index=True)
-        wide = long.pivot_table(index=[*keys, "measure"], columns="seed", values="_value",
-                                aggfunc="first", dropna=False, sort=False)
-        wide = wide.reindex(columns=seeds)
+        # only the cells some seed has, in first-seen order (a pivot over the key columns'
+        # cross product would add every combination no table holds)
+        index = [*keys, "measure"]
+        wide = long.set_index([*index, "seed"])["_value"].unstack("seed")
+        cells = long[list(keys)].drop_duplicates().itertuples(index=False, name=None)
+        present = set(wide.index)
+        order = [(*cell, m) for cell in cells for m in measures if (*cell, m) in present]
+        wide = wide.reindex(index=pd.MultiIndex.from_tuples(order, names=index),
+                            columns=seeds)
         values = wide.to_numpy(dtype=float)
         n = np.sum(~np.isnan(values), axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -296,28 +302,34 @@ def _auc_lower(method_prefix: str):
     return check
 
 
-def _btc(tables: Mapping[str, pd.DataFrame], model: str, characteristic: str) -> float | None:
+def _btc(tables: Mapping[str, pd.DataFrame], model: str, characteristic: str,
+         measure: str = "btc") -> float | None:
+    """The baseline model's BTC count (``btc``) or rate (``btc_rate``) of a characteristic."""
     import pandas as pd
     bf = tables.get("biasfinder")
     if bf is None:
         return None
     row = bf[(bf["model"] == model) & (bf["method"] == "baseline")
              & (bf["characteristic"] == characteristic)]
-    v = pd.to_numeric(row["btc"], errors="coerce").dropna()
+    v = pd.to_numeric(row[measure], errors="coerce").dropna()
     return float(v.iloc[0]) if len(v) else None
 
 
-def _occupation_most(tables: Mapping[str, pd.DataFrame], model: str) -> bool | None:
-    occ = _btc(tables, model, "occupation")
-    others = [_btc(tables, model, c) for c in ("gender", "country")]
-    if occ is None or any(o is None for o in others):
-        return None
-    return all(occ > o for o in others)
+def _occupation_most(measure: str):
+    def check(tables: Mapping[str, pd.DataFrame], model: str) -> bool | None:
+        occ = _btc(tables, model, "occupation", measure)
+        others = [_btc(tables, model, c, measure) for c in ("gender", "country")]
+        if occ is None or any(o is None for o in others):
+            return None
+        return all(occ > o for o in others)
+    return check
 
 
-def _gender_over_country(tables: Mapping[str, pd.DataFrame], model: str) -> bool | None:
-    g, c = _btc(tables, model, "gender"), _btc(tables, model, "country")
-    return None if g is None or c is None else g > c
+def _gender_over_country(measure: str):
+    def check(tables: Mapping[str, pd.DataFrame], model: str) -> bool | None:
+        g, c = _btc(tables, model, "gender", measure), _btc(tables, model, "country", measure)
+        return None if g is None or c is None else g > c
+    return check
 
 
 CLAIMS: tuple[Claim, ...] = (
@@ -348,10 +360,17 @@ CLAIMS: tuple[Claim, ...] = (
           "models and attributes", _balanced_agree),
     Claim("occupation-most-btcs", "BiasFinder Table 4",
           "occupation yields more BTCs than gender and country-of-origin (baseline model)",
-          _occupation_most),
+          _occupation_most("btc")),
+    Claim("occupation-highest-btc-rate", "BiasFinder Table 4 (rate)",
+          "occupation's BTC rate (BTCs per mutant pair) is above gender's and "
+          "country-of-origin's: the count claim read per pair, as occupation has many more "
+          "classes (baseline model)", _occupation_most("btc_rate")),
     Claim("gender-more-btcs-than-country", "BiasFinder Table 4",
           "gender yields more BTCs than country-of-origin (baseline model)",
-          _gender_over_country),
+          _gender_over_country("btc")),
+    Claim("gender-higher-btc-rate-than-country", "BiasFinder Table 4 (rate)",
+          "gender's BTC rate is above country-of-origin's (baseline model)",
+          _gender_over_country("btc_rate")),
 )
 
 
@@ -400,12 +419,18 @@ def markdown(tables: Mapping[str, pd.DataFrame], claim_table: pd.DataFrame,
     lines = ["# Across fine-tuning seeds", "",
              f"Seeds: {', '.join(map(str, seeds))}. Every table of the training-to-metrics "
              "matrix is gathered in `<table>.csv` beside this file: mean, sample sd (n − 1), "
-             "min, max and each seed's value per cell. With one seed sd is empty.", "",
-             "## The papers' claims", "",
-             "| claim | source | model | holds in | statement |", "|---|---|---|---|---|"]
+             "min, max and each seed's value per cell. With one seed sd is empty.", ""]
+    if len(seeds) == 1:
+        lines += [f"**One fine-tuning seed ({seeds[0]}).** Each claim below was checked once: "
+                  "it held or not for this seed, and nothing here says how often it would "
+                  "hold for another. The seeds overlay (`--configfile config/seeds.yaml`) "
+                  "runs three.", ""]
+    lines += ["## The papers' claims", "",
+              "| claim | source | model | holds in | statement | note |",
+              "|---|---|---|---|---|---|"]
     for r in claim_table.itertuples():
-        lines.append(f"| {r.claim} | {r.source} | {r.model} | {r.holds_in}/{r.seeds} | "
-                     f"{r.statement} |")
+        lines.append(f"| {r.claim} | {r.source} | {r.model} | {r.holds_in} of {r.seeds} "
+                     f"seed{'' if r.seeds == 1 else 's'} | {r.statement} | {r.note} |")
     for name, table in tables.items():
         lines += ["", f"## {name}: the five widest seed ranges", ""]
         keys = [c for c in table.columns if c not in STAT_COLUMNS
