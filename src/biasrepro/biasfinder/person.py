@@ -18,7 +18,8 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from biasrepro.biasfinder.placeholders import PLACEHOLDER, placeholder
-from biasrepro.nlp.coref import clusters_of, name_gender, said_to_be_person
+from biasrepro.nlp.coref import clusters_of, said_to_be_person
+from biasrepro.nlp.syntax import name_gender
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

@@ -23,7 +23,6 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from spacy.tokens import Doc, Token
 
 from biasrepro.data.download import hub_snapshot
 from biasrepro.errors import ConfigError, ModelError
+from biasrepro.nlp.syntax import SUBJECTS, clause_mates, hobbs_rank, name_gender, relative_subject
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -57,8 +57,6 @@ DEFINITE = frozenset({"the", "this", "that"})
 #: or role noun ("the mother", "the son of his neighbour") introduces someone
 GENERIC_NOUNS = frozenset({"man", "woman", "boy", "girl", "guy", "gal", "lady", "gentleman",
                            "fellow", "dude", "chap", "lad", "bloke", "kid", "child", "person"})
-#: gender-guesser's answers mapped to a gender (andy and unknown give none)
-GUESSED = {"male": "male", "mostly_male": "male", "female": "female", "mostly_female": "female"}
 MAX_NAME_TOKENS = 4
 #: first- and second-person subjects: a noun predicated of them is not a third person
 FIRST_SECOND = frozenset({"i", "we", "you"})
@@ -87,22 +85,6 @@ def clusters_of(doc: Doc) -> list[Cluster]:
     if stored is None:
         raise ValueError("document carries no coreference clusters (not made by parse_corpus)")
     return [[(int(s), int(e)) for s, e in cluster] for cluster in stored["coref"]]
-
-
-@cache
-def _detector() -> Any:
-    from gender_guesser.detector import Detector
-
-    return Detector(case_sensitive=False)
-
-
-def name_gender(first_name: str, *, strict: bool = False) -> str | None:
-    """``male``/``female`` when gender-guesser calls the first name (mostly) one gender;
-    with ``strict``, only when it calls it one gender ("Toni" is mostly male: None)."""
-    answer = _detector().get_gender(first_name)
-    if strict and answer.startswith("mostly"):
-        return None
-    return GUESSED.get(answer)
 
 
 def said_to_be_person(tok: Token, wordlists: Wordlists) -> bool:
@@ -489,8 +471,7 @@ def _entity_gender(doc: Doc, entity: list[int], names: list[tuple[int, int, str 
     return name_gender(doc[first].text, strict=True)
 
 
-#: dependency labels of a subject, and of an object, for antecedent salience
-SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+#: dependency labels of an object, for antecedent salience (subjects: syntax.SUBJECTS)
 OBJECTS = frozenset({"dobj", "iobj", "pobj", "attr", "appos"})
 #: how many sentences back an antecedent is looked for
 ANTECEDENT_SENTENCES = 2
@@ -508,12 +489,12 @@ def _salience(doc: Doc, sentence: Sequence[int], candidate: _Mention, mention: _
         return None
     if distance == 0:
         noun, pronoun = doc[candidate.end - 1], doc[mention.start]
-        if _clause_mates(noun, pronoun):
+        if clause_mates(noun, pronoun):
             return None
-        rank = _hobbs_rank(noun, pronoun)
-        relative = _relative_subject(noun, pronoun)
+        rank = hobbs_rank(noun, pronoun)
+        relative = relative_subject(noun, pronoun)
         if relative is not None:  # "a performer who bonds with a child to pass on his art"
-            rank = min(rank, _hobbs_rank(relative, pronoun))
+            rank = min(rank, hobbs_rank(relative, pronoun))
         return (0, *rank)
     tok = doc[candidate.end - 1]
     while tok.dep_ == "conj" and tok.head.i != tok.i:  # "Tom and Sam run": both subjects
@@ -521,70 +502,6 @@ def _salience(doc: Doc, sentence: Sequence[int], candidate: _Mention, mention: _
     role = 0 if tok.dep_ in SUBJECTS else 1 if tok.dep_ in OBJECTS else 2
     depth = sum(1 for _ in tok.ancestors)  # shallower first: "stars Tom as an economist"
     return (distance, role, depth)
-
-
-def _hobbs_rank(candidate: Token, pronoun: Token) -> tuple[int, int, int]:
-    """Where Hobbs' tree search meets ``candidate`` when it climbs from ``pronoun`` within
-    one sentence: the first ancestor of the pronoun whose subtree holds the candidate
-    (nearer first), then the candidate's depth below it (breadth first), then its position
-    (left to right). "He mumbles through the role of an architect and his speech ..."
-    proposes "He" before "architect"."""
-    for level, node in enumerate(pronoun.ancestors):
-        if node.left_edge.i <= candidate.i <= node.right_edge.i:
-            depth, tok = 0, candidate
-            while tok.i != node.i and tok.head.i != tok.i:
-                depth, tok = depth + 1, tok.head
-            return (level, depth, candidate.i)
-    return (len(list(pronoun.ancestors)) + 1, 0, candidate.i)
-
-
-def _clause_head(tok: Token) -> Token:
-    """The verb whose subject binds ``tok``: its own, or for a clause without a subject
-    ("shoots him, believing him to be ...", "wants to love him") the one it hangs from."""
-    while tok.pos_ not in ("VERB", "AUX") and tok.head.i != tok.i:
-        tok = tok.head
-    while (tok.dep_ in ("advcl", "xcomp", "acl") and tok.head.i != tok.i
-           and not any(c.dep_ in SUBJECTS for c in tok.children)):
-        tok = tok.head
-    return tok
-
-
-#: relative pronouns, which stand for the noun their clause modifies
-RELATIVES = frozenset({"who", "whom", "that", "which"})
-#: the argument positions binding is about (a possessive "his" may be its clause's subject)
-ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "dative", "pobj"})
-
-
-def _relative(clause: Token, deps: frozenset[str] | set[str]) -> Token | None:
-    """The relative pronoun of a relative clause in one of the positions ``deps``."""
-    if clause.dep_ != "relcl":
-        return None
-    return next((c for c in clause.children if c.lower_ in RELATIVES and c.dep_ in deps),
-                None)
-
-
-def _relative_subject(noun: Token, pronoun: Token) -> Token | None:
-    """The subject relative pronoun standing for ``noun`` in a relative clause of it that
-    holds ``pronoun`` ("a performer [who bonds ... his art]"), for Hobbs' search, which
-    meets that subject before the objects of the clause."""
-    for clause in (c for c in noun.children if c.dep_ == "relcl"):
-        if clause.left_edge.i <= pronoun.i <= clause.right_edge.i:
-            return _relative(clause, SUBJECTS)
-    return None
-
-
-def _clause_mates(candidate: Token, pronoun: Token) -> bool:
-    """Binding: an object pronoun (not a reflexive, not a possessive) cannot refer to the
-    subject of its own clause ("Nobody comes close to her", "the director should thank
-    her"); in a relative clause, a pronoun argument cannot refer to the noun whose relative
-    pronoun is another argument of that clause ("a boss who hates him", "a planter whom
-    she barely knows")."""
-    clause = _clause_head(pronoun)
-    if (pronoun.dep_ in ("dobj", "iobj", "dative", "pobj")
-            and candidate.dep_ in SUBJECTS and candidate.head == clause):
-        return True
-    return (pronoun.dep_ in ARGUMENTS and clause.head == candidate
-            and _relative(clause, ARGUMENTS - {pronoun.dep_}) is not None)
 
 
 def _antecedent_cluster(doc: Doc, sentence: Sequence[int], before: list[_Mention],
@@ -603,7 +520,7 @@ def _antecedent_cluster(doc: Doc, sentence: Sequence[int], before: list[_Mention
             ranked.append((rank, m.cluster))
     if not ranked:  # nothing within reach: an earlier person only if there is just one
         far = {m.cluster for m in usable
-               if not _clause_mates(doc[m.end - 1], doc[mention.start])}
+               if not clause_mates(doc[m.end - 1], doc[mention.start])}
         if len(far) != 1:
             return -1
         ranked = [((ANTECEDENT_SENTENCES + 1, 0, 0), far.pop())]

@@ -11,7 +11,7 @@ probability that the candidate is the pronoun's antecedent. The features:
 * grammatical role: the dependency label of each, syntactic parallelism (both subjects, both
   objects, both possessives), whether the candidate is its main clause's subject or the
   subject of the verb the pronoun hangs from;
-* Hobbs' tree search in the pronoun's sentence (:func:`biasrepro.nlp.coref._hobbs_rank`) and
+* Hobbs' tree search in the pronoun's sentence (:func:`biasrepro.nlp.syntax.hobbs_rank`) and
   binding (an object pronoun never refers to its clause's subject);
 * agreement: the candidate's first-name gender (gender-guesser) against the pronoun's;
 * what the candidate is: a proper noun, a PERSON entity, a place, nation, group or firm
@@ -51,7 +51,7 @@ import numpy as np
 
 from biasrepro import layout
 from biasrepro.errors import DataError, ModelError
-from biasrepro.nlp.coref import _clause_mates, _hobbs_rank, name_gender
+from biasrepro.nlp.syntax import clause_mates, hobbs_rank, name_gender
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -148,11 +148,11 @@ def pair_features(info: DocInfo, candidate: Span, pronoun: Token) -> dict[str, f
     f["persons_between"] = float(min(len(between), 5))
     f["same_gender_between"] = float(min(sum(g == gender for _, _, g in between), 4))
     if sd == 0 and candidate.start < pronoun.i:
-        level, depth, _ = _hobbs_rank(c, pronoun)
+        level, depth, _ = hobbs_rank(c, pronoun)
         f["hobbs_level"], f["hobbs_depth"] = float(min(level, 8)), float(min(depth, 8))
     else:
         f["hobbs_level"] = f["hobbs_depth"] = -1.0
-    f["binding"] = float(sd == 0 and _clause_mates(c, pronoun))
+    f["binding"] = float(sd == 0 and clause_mates(c, pronoun))
     f["parenthesised"] = float(
         any(t.text == "(" for t in doc[max(0, candidate.start - 3):candidate.start])
         and any(t.text == ")" for t in doc[candidate.end:candidate.end + 3]))
