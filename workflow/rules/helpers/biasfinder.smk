@@ -111,6 +111,22 @@ def resolver_files(wildcards=None):
     return [f"{folder}/{name}" for name in layout.RESOLVER_FILES]
 
 
+def coref_weights(wildcards=None):
+    """The neuralcoref backend's weights as `datasets.neuralcoref` gives them (none for the
+    other backends, or when `biasfinder.coref.model` names the weights)."""
+    coref = BIASFINDER["coref"]
+    if coref["backend"] != "neuralcoref" or coref.get("model"):
+        return []
+    ds = config["datasets"]["neuralcoref"]
+    if ds["source"] == "download":
+        return [f"{layout.DOWNLOADS}/neuralcoref/{f['name']}" for f in ds["files"]]
+    return [ds["path"]]
+
+
+def coref_weights_arg(wildcards, input):
+    return f"--coref-weights {shlex.quote(input.weights[0])}" if input.weights else ""
+
+
 #: the run trains the resolver where it has GAP and LitBank, whether or not the templates use it
 TRAINS_RESOLVER = {"gap", "litbank"} <= set(config["datasets"])
 
@@ -129,5 +145,6 @@ GAP_BACKENDS = [
     "rules",
     *(["learned", "rules-resolver"]
       if TRAINS_RESOLVER or BF_RESOLVER not in (None, layout.TRAINED_RESOLVER) else []),
-    *(["fastcoref"] if BIASFINDER["coref"]["backend"] == "fastcoref" else []),
+    *([BIASFINDER["coref"]["backend"]]
+      if BIASFINDER["coref"]["backend"] in ("fastcoref", "neuralcoref") else []),
 ]
