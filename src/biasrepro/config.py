@@ -161,10 +161,14 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append("config key 'biasfinder.coref.resolver': only the rules backend "
                         "takes a resolver (set it to null for fastcoref)")
     coref = config.get("biasfinder", {}).get("coref", {})
-    if (coref.get("backend") == "neuralcoref" and coref.get("model") is None
-            and "neuralcoref" not in config["datasets"]):
+    if ((coref.get("backend") == "neuralcoref" and coref.get("model") is None
+         or coref.get("confirm") == "neuralcoref") and "neuralcoref" not in config["datasets"]):
         problems.append("config key 'datasets.neuralcoref': missing (needed by biasfinder."
-                        "coref.backend: neuralcoref without biasfinder.coref.model)")
+                        "coref.backend: neuralcoref without biasfinder.coref.model, or by "
+                        "biasfinder.coref.confirm: neuralcoref)")
+    if coref.get("confirm") is not None and coref.get("confirm") == coref.get("backend"):
+        problems.append(f"config key 'biasfinder.coref.confirm': {coref['confirm']} cannot "
+                        "confirm itself")
     if (config.get("biasfinder", {}).get("lists") == "original"
             and "biasfinder_lists" not in config["datasets"]):
         problems.append("config key 'datasets.biasfinder_lists': missing (needed by "

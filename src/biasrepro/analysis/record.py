@@ -98,11 +98,19 @@ def coreference_line(coref: Mapping[str, Any] | None) -> str:
     backend = str(coref.get("backend"))
     if backend == "fastcoref":
         what = f"fastcoref {coref.get('kind', 'FCoref')} ({coref.get('model')})"
+    elif backend == "neuralcoref":
+        greedyness = coref.get("greedyness")
+        what = ("neuralcoref (NeuralCoref 4.0's published weights, "
+                + ("its default greedyness)" if greedyness is None
+                   else f"greedyness {greedyness})"))
     elif coref.get("resolver") is not None:
         what = (f"rules with the learned pronoun resolver ({coref['resolver']}; its card and "
                 "GAP scores: docs/biasfinder-templates.md)")
     else:
         what = "rules (no learned resolver)"
+    if coref.get("confirm") is not None:
+        what += (f", each template confirmed by the {coref['confirm']} backend (kept only "
+                 "when its clusters give the same template)")
     return f"- BiasFinder's templates made with the coreference backend: {what}\n"
 
 

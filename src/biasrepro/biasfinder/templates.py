@@ -26,6 +26,7 @@ from biasrepro.io import (
     require_columns,
     write_parquet,
 )
+from biasrepro.nlp.parse import CONFIRM
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -59,7 +60,10 @@ def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
              film_credits: str = "drop") -> pd.DataFrame:
     """The templates table for ``characteristic`` over parsed ``docs``, sorted by template_id.
 
-    Each doc carries ``user_data["biasrepro"]`` with ``id``, ``label`` and ``coref``. A doc
+    Each doc carries ``user_data["biasrepro"]`` with ``id``, ``label`` and ``coref``; where
+    it also carries a confirming backend's clusters (``coref_confirm``,
+    ``biasfinder.coref.confirm``), a template is kept only when those clusters give the very
+    same template (precision first: two coreference systems must agree). A doc
     yielding several templates gets ids ``{characteristic}-{doc_id}-{k}`` (k from 1). With
     ``max_templates`` a seeded uniform sample of that many templates is kept.
     ``occupation_templates`` (``each_distinct`` or ``first``) is how many occupation
@@ -85,6 +89,8 @@ def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
     for doc in docs:
         meta = doc.user_data["biasrepro"]
         found = make(doc, wordlists)
+        if found and CONFIRM in meta:
+            found = _confirmed(doc, found, make, wordlists)
         for k, cand in enumerate(found, start=1):
             suffix = f"-{k}" if len(found) > 1 else ""
             rows.append({
@@ -117,6 +123,19 @@ def generate(docs: Sequence[Doc], characteristic: str, wordlists: Wordlists, *,
         df = df.iloc[keep].reset_index(drop=True)
         log.info("%s templates: sampled %d (seed %d)", characteristic, len(df), seed)
     return df
+
+
+def _confirmed(doc: Doc, found: list[Candidate], make: Callable[..., list[Candidate]],
+               wordlists: Wordlists) -> list[Candidate]:
+    """The candidates the confirming backend's clusters give as well, text for text."""
+    meta = doc.user_data["biasrepro"]
+    primary = meta["coref"]
+    meta["coref"] = meta[CONFIRM]
+    try:
+        confirmed = {c.template for c in make(doc, wordlists)}
+    finally:
+        meta["coref"] = primary
+    return [c for c in found if c.template in confirmed]
 
 
 def write_templates(df: pd.DataFrame, path: str | Path) -> None:

@@ -87,19 +87,22 @@ def _parsed_docs(args: argparse.Namespace, nlp: Any) -> list[Any]:
 
 def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
     from biasrepro.biasfinder import wordlists
-    from biasrepro.nlp.coref import make_backend
+    from biasrepro.nlp.coref import confirming, make_backend
     from biasrepro.nlp.parse import parse_corpus, read_corpus
 
     frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
     lists = wordlists.load(directory=args.wordlists)
     from biasrepro.nlp.resolver import from_settings
 
-    coref = make_backend(optional(args.settings, "biasfinder.coref", {"backend": "rules"}),
-                         nlp, lists, resolver=from_settings(args.settings),
-                         weights=getattr(args, "coref_weights", None))
+    settings = optional(args.settings, "biasfinder.coref", {"backend": "rules"})
+    weights = getattr(args, "coref_weights", None)
+    coref = make_backend(settings, nlp, lists, resolver=from_settings(args.settings),
+                         weights=weights)
+    confirm = (None if settings.get("confirm") is None else
+               make_backend(confirming(settings), nlp, lists, weights=weights))
     parse = optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
     return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
-                        n_process=parse["n_process"], wordlists=lists)
+                        n_process=parse["n_process"], wordlists=lists, confirm=confirm)
 
 
 def _parse_cmd(args: argparse.Namespace) -> None:

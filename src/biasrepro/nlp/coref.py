@@ -686,6 +686,27 @@ class FastCoref:
         return out
 
 
+#: the backends that can confirm another's templates (``biasfinder.coref.confirm``)
+CONFIRMERS = ("rules", "neuralcoref")
+
+
+def confirming(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of the backend ``biasfinder.coref.confirm`` names: a template is kept
+    only when its clusters give it too. It must differ from the backend itself; the
+    neuralcoref weights, greedyness and nothing else carry over."""
+    name, backend = settings.get("confirm"), settings.get("backend")
+    if name not in CONFIRMERS:
+        raise ConfigError(f"biasfinder.coref.confirm: expected null or one of "
+                          f"{', '.join(CONFIRMERS)}, got {name!r}")
+    if name == backend:
+        raise ConfigError(f"biasfinder.coref.confirm: {name} cannot confirm itself; name "
+                          "another backend or null")
+    out: dict[str, Any] = {"backend": name}
+    if name == "neuralcoref" and "greedyness" in settings:
+        out["greedyness"] = settings["greedyness"]
+    return out
+
+
 def make_backend(settings: Mapping[str, Any], nlp: Language, wordlists: Wordlists,
                  resolver: Resolver | None = None, *, weights: str | Path | None = None
                  ) -> RuleCoref | FastCoref | NeuralCoref:

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 _WORD = re.compile(r"[a-z]+")
 
 KEY = "biasrepro"
+#: the confirming backend's clusters beside ``coref`` (``biasfinder.coref.confirm``)
+CONFIRM = "coref_confirm"
 
 
 @lru_cache(maxsize=4)
@@ -95,7 +97,8 @@ def candidate_words(wordlists: Wordlists) -> frozenset[str]:
 
 def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCoref, *,
                  batch_size: int = 64, n_process: int = 1,
-                 wordlists: Wordlists | None = None) -> list[Doc]:
+                 wordlists: Wordlists | None = None,
+                 confirm: RuleCoref | FastCoref | None = None) -> list[Doc]:
     """Parse the distinct texts of ``frame`` (columns id, text, label) and resolve coreference.
 
     A repeated text is parsed once, under the id of its first row. With ``wordlists``, a
@@ -103,8 +106,10 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     any characteristic can come from it (on real IMDB reviews, about a quarter of them).
     Each document carries ``user_data["biasrepro"] = {"id", "label", "corpus", "coref"}``
     (``corpus``: how many distinct texts the corpus had, parsed or not, for yields;
-    clusters as lists of ``[start, end]`` character spans). The output does not depend on
-    ``n_process``.
+    clusters as lists of ``[start, end]`` character spans). With ``confirm``, a second
+    backend, its clusters are stored too (``coref_confirm``): a template is then kept only
+    when both clusterings give it (:func:`biasrepro.biasfinder.templates.generate`). The
+    output does not depend on ``n_process``.
     """
     require_columns(list(frame.columns), ["id", "text", "label"], file="<corpus>")
     if batch_size < 1 or n_process < 1:
@@ -127,15 +132,19 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCore
     docs = list(nlp.pipe(unique["text"].tolist(), batch_size=batch_size, n_process=n_process))
     parsed = time.perf_counter()
     clusters = coref.clusters(docs)
+    second = confirm.clusters(docs) if confirm is not None else [None] * len(docs)
     done = time.perf_counter()
-    for doc, doc_id, label, doc_clusters in zip(docs, unique["id"], unique["label"], clusters,
-                                                strict=True):
+    for doc, doc_id, label, doc_clusters, confirming in zip(
+            docs, unique["id"], unique["label"], clusters, second, strict=True):
         doc.user_data[KEY] = {"id": str(doc_id), "label": int(label), "corpus": corpus,
                               "coref": [[[s, e] for s, e in c] for c in doc_clusters]}
+        if confirming is not None:
+            doc.user_data[KEY][CONFIRM] = [[[s, e] for s, e in c] for c in confirming]
     if docs:
         log.info("parsed %d docs in %.1f s (%.1f docs/s, batch_size=%d, n_process=%d); "
                  "%s coreference %.1f s; %.1f docs/s overall", len(docs), parsed - started,
-                 len(docs) / max(parsed - started, 1e-9), batch_size, n_process, coref.name,
+                 len(docs) / max(parsed - started, 1e-9), batch_size, n_process,
+                 coref.name if confirm is None else f"{coref.name}, confirmed by {confirm.name},",
                  done - parsed, len(docs) / max(done - started, 1e-9))
     return docs
 
@@ -162,5 +171,7 @@ def load_docs(path: Path, nlp: Language) -> list[Doc]:
             raise DataError("document without biasrepro id, label and clusters", file=path,
                             row=row)
         # msgpack gives tuples back; keep the lists parse_corpus stored
-        data["coref"] = [[[int(s), int(e)] for s, e in cluster] for cluster in data["coref"]]
+        for key in ("coref", CONFIRM):
+            if key in data:
+                data[key] = [[[int(s), int(e)] for s, e in cluster] for cluster in data[key]]
     return docs

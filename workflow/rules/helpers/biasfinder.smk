@@ -115,7 +115,8 @@ def coref_weights(wildcards=None):
     """The neuralcoref backend's weights as `datasets.neuralcoref` gives them (none for the
     other backends, or when `biasfinder.coref.model` names the weights)."""
     coref = BIASFINDER["coref"]
-    if coref["backend"] != "neuralcoref" or coref.get("model"):
+    if not (coref.get("confirm") == "neuralcoref"
+            or coref["backend"] == "neuralcoref" and not coref.get("model")):
         return []
     ds = config["datasets"]["neuralcoref"]
     if ds["source"] == "download":
@@ -147,4 +148,5 @@ GAP_BACKENDS = [
       if TRAINS_RESOLVER or BF_RESOLVER not in (None, layout.TRAINED_RESOLVER) else []),
     *([BIASFINDER["coref"]["backend"]]
       if BIASFINDER["coref"]["backend"] in ("fastcoref", "neuralcoref") else []),
+    *(["neuralcoref"] if BIASFINDER["coref"].get("confirm") == "neuralcoref" else []),
 ]
