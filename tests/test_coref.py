@@ -180,7 +180,7 @@ def test_make_backend_selects_and_refuses(nlp, tiny_model):
                                     "kind": "FCoref", "device": "cpu"}, nlp, wordlists),
                       FastCoref)
     bad = [
-        ({"backend": "neuralcoref"}, "biasfinder.coref.backend"),
+        ({"backend": "spanbert"}, "biasfinder.coref.backend"),
         ({}, "biasfinder.coref.backend"),
         ({"backend": "fastcoref"}, "biasfinder.coref.model"),
         ({"backend": "fastcoref", "model": None}, "biasfinder.coref.model"),

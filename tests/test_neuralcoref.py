@@ -178,3 +178,41 @@ def test_the_published_model_on_gap_validation(published, nlp) -> None:
 
     result = gap.evaluate(gap.read_gap(realdata("gap", "gap-validation.tsv")), published, nlp)
     assert (round(result.o, 1), round(result.bias, 2)) == (54.3, 1.23)
+
+
+@pytest.mark.slow
+def test_the_workflow_parses_with_a_confirming_backend_and_scores_it(
+        checkout: Path, tmp_path: Path) -> None:
+    """``biasfinder.coref.confirm: neuralcoref`` with the weights from a local folder: the
+    BiasFinder parse stores both clusterings, the templates are made, and rule coref_gap
+    scores NeuralCoref beside the rules."""
+    import json
+
+    from conftest import SMALL_CONFIG, snakemake
+
+    from biasrepro import layout
+    from biasrepro.nlp import gap
+    from biasrepro.nlp.parse import CONFIRM, load_docs
+
+    gap_dir = tmp_path / "gap"
+    gap_dir.mkdir()
+    for split, rows in (("development", 20), ("validation", 40)):
+        lines = realdata("gap", f"gap-{split}.tsv").read_text(encoding="utf-8").splitlines()
+        (gap_dir / f"gap-{split}.tsv").write_text("\n".join(lines[:rows + 1]) + "\n")
+    over = tmp_path / "confirm.yaml"
+    over.write_text(json.dumps({
+        "datasets": {"neuralcoref": {"source": "local", "format": "neuralcoref_tar",
+                                     "path": str(write_weights(tmp_path / "weights"))},
+                     "gap": {"source": "local", "format": "gap_tsv", "path": str(gap_dir)}},
+        "biasfinder": {"coref": {"backend": "rules", "confirm": "neuralcoref"}}}))
+    targets = [f"{layout.COREF_GAP}/{b}/gap_scores.md" for b in ("rules", "neuralcoref")]
+    parsed = "resources/biasfinder/imdb-test/parsed.spacy"
+    templates = "results/biasfinder/imdb-test/templates/gender.parquet"
+    snakemake([*targets, parsed, templates, "--cores", "2", "--configfile", SMALL_CONFIG,
+               str(over)], cwd=checkout)
+    docs = load_docs(checkout / parsed, load_pipeline(MODEL))
+    assert docs and all(CONFIRM in d.user_data["biasrepro"] for d in docs)
+    log = (checkout / "logs" / "biasfinder_parse" / "imdb-test.log").read_text()
+    assert "confirmed by neuralcoref" in log
+    scored = json.loads((checkout / layout.COREF_GAP / "neuralcoref" / gap.JSON_NAME).read_text())
+    assert scored["backend"].startswith("neuralcoref (")

@@ -171,3 +171,62 @@ def test_texts_no_template_can_come_from_are_not_parsed(nlp, coref):
     assert [d.user_data["biasrepro"]["id"] for d in kept] == ["b", "c", "d"]
     every = parse_corpus(frame, nlp, coref)
     assert [d.text for d in every][1:] == [d.text for d in kept]
+
+
+class _Fixed:
+    """A backend returning given clusters (found by phrase) for every document."""
+
+    name = "fixed"
+
+    def __init__(self, phrases: list[list[str]] | None) -> None:
+        self.phrases = phrases
+
+    def clusters(self, docs):
+        out = []
+        for doc in docs:
+            found = []
+            for cluster in self.phrases or []:
+                spans = [(doc.text.find(p), doc.text.find(p) + len(p)) for p in cluster
+                         if p in doc.text]
+                if len(spans) >= 2:
+                    found.append(sorted(spans))
+            out.append(sorted(found))
+        return out
+
+
+def test_a_confirming_backend_keeps_only_the_templates_it_gives_too(nlp, coref):
+    """biasfinder.coref.confirm: the second backend's clusters are stored beside the first's,
+    and a template survives only where they give the very same template."""
+    from biasrepro.biasfinder import templates
+    from biasrepro.nlp.parse import CONFIRM
+
+    lists = load()
+    frame = pd.DataFrame({"id": ["a", "b"], "label": [1, 0], "text": [
+        "Omar Haddad directs with care; his actors trust him.",
+        "Nadia Petrova steals the show, and she is wonderful in it."]})
+    alone = templates.generate(parse_corpus(frame, nlp, coref), "gender", lists)
+    assert set(alone["doc_id"]) == {"a", "b"}
+    agreeing = parse_corpus(frame, nlp, coref, confirm=coref)
+    assert all(d.user_data["biasrepro"][CONFIRM] == d.user_data["biasrepro"]["coref"]
+               for d in agreeing)
+    assert templates.generate(agreeing, "gender", lists).equals(alone)
+    # a confirming backend that links only Omar Haddad's mentions: Nadia's template goes
+    partial = parse_corpus(frame, nlp, coref, confirm=_Fixed([["Omar Haddad", "his", "him"]]))
+    kept = templates.generate(partial, "gender", lists)
+    assert list(kept["template"]) == list(alone.loc[alone["doc_id"] == "a", "template"])
+    # and the stored clusters are the backend's own again afterwards
+    assert [d.user_data["biasrepro"]["coref"] for d in partial] == [
+        d.user_data["biasrepro"]["coref"] for d in agreeing]
+    assert templates.generate(parse_corpus(frame, nlp, coref, confirm=_Fixed(None)),
+                              "gender", lists).empty
+
+
+def test_the_confirming_backend_is_checked(tmp_path):
+    from biasrepro.nlp.coref import confirming
+
+    assert confirming({"backend": "rules", "confirm": "neuralcoref", "greedyness": 0.4}) == {
+        "backend": "neuralcoref", "greedyness": 0.4}
+    with pytest.raises(ConfigError, match="cannot confirm itself"):
+        confirming({"backend": "rules", "confirm": "rules"})
+    with pytest.raises(ConfigError, match="expected null or one of rules, neuralcoref"):
+        confirming({"backend": "rules", "confirm": "fastcoref"})

@@ -357,6 +357,10 @@ def test_the_workflow_trains_the_resolver_scores_every_backend_and_parses_with_i
                                                   "(trained;"),
     ({"backend": "fastcoref", "model": "biu-nlp/f-coref", "kind": "FCoref"},
      "fastcoref FCoref (biu-nlp/f-coref)"),
+    ({"backend": "neuralcoref"}, "neuralcoref (NeuralCoref 4.0's published weights, its "
+                                 "default greedyness)"),
+    ({"backend": "rules", "confirm": "neuralcoref"}, "rules (no learned resolver), each "
+                                                     "template confirmed by the neuralcoref"),
 ])
 def test_the_run_record_says_which_backend_made_the_templates(
         tmp_path: Path, coref: dict, says: str) -> None:

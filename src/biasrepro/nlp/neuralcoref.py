@@ -84,8 +84,15 @@ N_BINS = 10
 
 def _distance(d: int) -> tuple[int, float]:
     """A distance as (bin, value): the bin's one-hot index and min(d, 64) / 64."""
-    bin_ = int(DISTANCE_BINS[d]) if d < len(DISTANCE_BINS) else int(DISTANCE_BINS[-1]) + 1
-    return bin_, min(float(d), float(len(DISTANCE_BINS))) / len(DISTANCE_BINS)
+    bins, values = _distances(np.array([d]))
+    return int(bins[0]), float(values[0])
+
+
+def _distances(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_distance` of every element of the (non-negative) integer array ``d``."""
+    n = len(DISTANCE_BINS)
+    bins = np.where(d < n, DISTANCE_BINS[np.minimum(d, n - 1)], DISTANCE_BINS[-1] + 1)
+    return bins, np.minimum(d, n).astype(np.float32) / n
 
 
 @dataclass(frozen=True)
@@ -329,6 +336,37 @@ class NeuralCoref:
             men.extend([i] * len(found))
         return np.asarray(ant, dtype=np.int64), np.asarray(men, dtype=np.int64)
 
+    @staticmethod
+    def _pair_features(spans: list[SpacySpan], sent_of: list[int], content: list[set[str]],
+                       single: np.ndarray, ant: np.ndarray, men: np.ndarray) -> np.ndarray:
+        """The 63 pair features (and the zero genre) of each (antecedent, mention) pair:
+        same speaker (always), heads agree, exact and relaxed string match, sentence and
+        mention distance (binned, and scaled), overlap, both mentions' own features."""
+        rows = np.arange(len(ant))
+        feats = np.zeros((len(ant), PAIR_FEATS + GENRE), dtype=np.float32)
+        roots = np.array([hash_string(s.root.lower_) for s in spans], dtype=np.uint64)
+        lowers = np.array([hash_string(s.text.lower()) for s in spans], dtype=np.uint64)
+        words = sorted(set().union(*content))
+        column = {w: k for k, w in enumerate(words)}
+        has = np.zeros((len(spans), max(len(words), 1)), dtype=np.float32)
+        for i, ws in enumerate(content):
+            has[i, [column[w] for w in ws]] = 1
+        sent = np.asarray(sent_of)
+        starts = np.array([s.start for s in spans])
+        ends = np.array([s.end for s in spans])
+        feats[:, 0] = 1
+        feats[:, 3] = roots[ant] == roots[men]
+        feats[:, 4] = lowers[ant] == lowers[men]
+        feats[:, 5] = (has[ant] * has[men]).sum(axis=1) > 0
+        bins, values = _distances(sent[men] - sent[ant])
+        feats[rows, 6 + bins], feats[:, 16] = 1, values
+        bins, values = _distances(men - ant - 1)
+        feats[rows, 17 + bins], feats[:, 27] = 1, values
+        feats[:, 28] = (sent[ant] == sent[men]) & (ends[ant] > starts[men])
+        feats[:, 29:46] = single[ant]
+        feats[:, 46:63] = single[men]
+        return feats
+
     def doc_clusters(self, doc: Doc) -> list[list[SpacySpan]]:
         """The clusters of one parsed document as spaCy spans, in mention order."""
         spans = mentions(doc)
@@ -346,22 +384,7 @@ class NeuralCoref:
         best_ant = np.arange(n)
         ant, men = self._candidates(content)
         if len(ant):
-            feats = np.zeros((len(ant), PAIR_FEATS + GENRE), dtype=np.float32)
-            roots = [s.root.lower_ for s in spans]
-            lowers = [s.text.lower() for s in spans]
-            for k, (a, m) in enumerate(zip(ant.tolist(), men.tolist(), strict=True)):
-                row = feats[k]
-                row[0] = 1                                    # same speaker
-                row[3] = roots[a] == roots[m]                 # heads agree
-                row[4] = lowers[a] == lowers[m]               # exact string match
-                row[5] = bool(content[a] & content[m])        # relaxed string match
-                bin_, value = _distance(sent_of[m] - sent_of[a])
-                row[6 + bin_], row[16] = 1, value
-                bin_, value = _distance(m - a - 1)
-                row[17 + bin_], row[27] = 1, value
-                row[28] = sent_of[a] == sent_of[m] and spans[a].end > spans[m].start
-                row[29:46] = single[a]
-                row[46:63] = single[m]
+            feats = self._pair_features(spans, sent_of, content, single, ant, men)
             pre = ((embed @ self._pair_ant)[ant] + (embed @ self._pair_men)[men]
                    + feats @ self._pair_feat + self.weights.pairs[0][1])
             scores = _mlp(self.weights.pairs, pre)

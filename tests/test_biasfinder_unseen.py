@@ -1,0 +1,102 @@
+"""Three coreference backends under BiasFinder's templates, judged on two samples of reviews
+nobody tuned on (``tests/data/biasfinder_unseen/``): the labels are well formed, consensus
+templates are exactly those both backends made, and the table in
+``docs/biasfinder-templates.md`` is what the labels give, so the page never drifts from them.
+
+The reviews are not in the repository (see the folder's README): the labels record the frozen
+code's output; they are not a regression test of later code."""
+
+from __future__ import annotations
+
+import pandas as pd
+from conftest import REPO
+from scipy.stats import binomtest
+from test_biasfinder_fresh import NOT_DEFECTS, TARGETS, TEMPLATE_LABELS
+
+UNSEEN = REPO / "tests" / "data" / "biasfinder_unseen"
+DOC = REPO / "docs" / "biasfinder-templates.md"
+REVIEWS = 500
+#: the backends each round compared
+ROUNDS = {"A": ("rules", "neuralcoref"), "B": ("rules", "neuralcoref", "consensus")}
+
+
+def _read(name: str) -> pd.DataFrame:
+    return pd.read_csv(UNSEEN / name, dtype=str, keep_default_na=False)
+
+
+def _pct(k: int, n: int) -> str:
+    ci = binomtest(k, n).proportion_ci(method="wilson")
+    return f"{100 * k / n:.1f} % ({100 * ci.low:.1f}–{100 * ci.high:.1f})"
+
+
+def _by(frame: pd.DataFrame, column: str, backend: str) -> pd.DataFrame:
+    return frame[frame[column].str.split(";").apply(lambda b: backend in b)]
+
+
+def unseen_table() -> list[str]:
+    """The Markdown rows the labels give: per round, characteristic and backend."""
+    templates, rejections = _read("templates.csv"), _read("rejections.csv")
+    rows = ["| round | characteristic | backend | templates | labelled | defective (95 % CI) "
+            "| target |", "|---|---|---|---:|---:|---:|---|"]
+    for rnd, backends in ROUNDS.items():
+        for characteristic in ("gender", "country", "occupation"):
+            for backend in backends:
+                made = _by(templates[(templates["round"] == rnd)
+                                     & (templates["characteristic"] == characteristic)],
+                           "made_by", backend)
+                if characteristic == "occupation":
+                    counted = made[made["label"] != "credit"]
+                    cell = f"{len(made)} sampled, {len(made) - len(counted)} credits"
+                else:
+                    counted = made
+                    cell = f"{len(made)} ({100 * len(made) / REVIEWS:.1f} % of reviews)"
+                k = int((~counted["label"].isin(NOT_DEFECTS)).sum())
+                rows.append(f"| {rnd} | {characteristic} | {backend} | {cell} | {len(counted)} "
+                            f"| {_pct(k, len(counted))} | {TARGETS[characteristic]} |")
+        for backend in backends:
+            refused = _by(rejections[rejections["round"] == rnd], "refused_by", backend)
+            single = refused[refused["label"].isin(["right", "wrong"])]
+            k = int((single["label"] == "wrong").sum())
+            rows.append(f"| {rnd} | wrong rejections | {backend} | {len(refused)} refused | "
+                        f"{len(single)} single-person | {_pct(k, len(single))} | "
+                        f"{TARGETS['rejections']} |")
+    return rows
+
+
+def test_unseen_labels_are_well_formed() -> None:
+    templates, rejections = _read("templates.csv"), _read("rejections.csv")
+    reviews = _read("reviews.csv")
+    assert set(templates["label"]) <= TEMPLATE_LABELS
+    assert not templates.duplicated(["round", "characteristic", "doc_id", "spans"]).any()
+    for frame in (templates, rejections, reviews):
+        for rnd in ROUNDS:
+            ids = frame.loc[frame["round"] == rnd, "doc_id"]
+            assert ids.str.fullmatch(rf"{rnd.lower()}-0[0-4]\d\d").all()
+    assert set(reviews["doc_id"]) >= set(templates["doc_id"]) | set(rejections["doc_id"])
+    assert reviews.groupby("round")["source_row"].nunique().to_dict() == {"A": 500, "B": 500}
+    assert not set(reviews.loc[reviews["round"] == "A", "source_row"]) & set(
+        reviews.loc[reviews["round"] == "B", "source_row"])  # the two samples are disjoint
+    assert (templates.loc[templates["label"] != "ok", "note"] != "").all()
+    assert templates["spans"].str.fullmatch(r"(\d+:\d+:[A-Za-z-]+;?)+").all()
+    assert set(rejections["label"]) <= {"multi", "right", "wrong"}
+    assert not rejections.duplicated(["round", "doc_id"]).any()
+
+
+def test_consensus_is_exactly_what_both_backends_made() -> None:
+    """A consensus template is one both backends made alike (biasfinder.coref.confirm), and a
+    review consensus refused is one either backend refused."""
+    templates = _read("templates.csv")
+    b = templates[templates["round"] == "B"]
+    made = b["made_by"].str.split(";").apply(set)
+    assert ((made.apply(lambda m: "consensus" in m))
+            == made.apply(lambda m: {"rules", "neuralcoref"} <= m)).all()
+    rejections = _read("rejections.csv")
+    refused = rejections.loc[rejections["round"] == "B", "refused_by"].str.split(";").apply(set)
+    assert refused.apply(lambda r: "consensus" in r).all()
+
+
+def test_the_page_shows_what_the_unseen_labels_give() -> None:
+    page = DOC.read_text(encoding="utf-8").splitlines()
+    rows = unseen_table()
+    missing = [r for r in rows if r not in page]
+    assert not missing, "docs/biasfinder-templates.md should hold:\n" + "\n".join(rows)
