@@ -18,7 +18,7 @@ SPLIT = {"train": 0.4, "validation": 0.3, "test": 0.3}
     ("Her brother steals every scene he is in.", "neutral"),  # both
     ("A dull plot with nothing to say.", "neutral"),  # none
     ("The cast were wonderful; they carried the film.", "neutral"),  # a neutral keyword only
-    ("Each child in the audience laughed, and her too.", "female"),  # neutral + female
+    ("Each child in the audience laughed, and her too.", "neutral"),  # a mixture
     # word boundaries: no "her"/"she" in Hershey, "man" in manage, "he"/"she" in shell
     ("I ate a Hershey bar; the shell of a story did not manage to hold the theme.", "neutral"),
     ("Mystery and Manhattan, Sonic hisses: the boyish charm of the mothership.", "neutral"),
@@ -34,6 +34,18 @@ SPLIT = {"train": 0.4, "validation": 0.3, "test": 0.3}
 ])
 def test_keywords_classify_whole_words_case_insensitively(text: str, gender: str) -> None:
     assert gender_of([text]).tolist() == [gender]
+
+
+def test_a_neutral_keyword_beside_one_gender_is_a_mixture_unless_ignored() -> None:
+    """The appendix: "none of the identity words or a mixture is Neutral" (the paper
+    profile's reading); ``ignore`` keeps the project's earlier one, where a neutral keyword
+    changes no label."""
+    texts = ["Each child in the audience laughed, and her too.", "They said he was great.",
+             "His only child stole the show.", "Her brother and they argue.", "His best film."]
+    assert gender_of(texts).tolist() == ["neutral"] * 4 + ["male"]
+    assert gender_of(texts, "ignore").tolist() == ["female", "male", "male", "neutral", "male"]
+    with pytest.raises(ConfigError, match="neutral_keywords: expected one of mixture, ignore"):
+        gender_of(texts, "both")
 
 
 def test_table_13_lists() -> None:
@@ -70,7 +82,7 @@ def test_build_counts_and_biases_by_hand() -> None:
     assert stats["read"] == {"inputs": [18, 18], "rows": 36}
     assert stats["classes"] == {"female": 10, "male": 20, "neutral": 6}
     assert stats["neutral"] == {"no_gendered_keyword": 5, "both_genders": 1,
-                                "neutral_keyword": 1}
+                                "one_gender_and_neutral": 0, "neutral_keyword": 1}
     assert stats["gendered"] == {"n": 30, "share": {"female": pytest.approx(1 / 3),
                                                     "male": pytest.approx(2 / 3)}}
     # all gendered reviews of both halves: r_male = 12/20, r_female = 5/10; |20 - 10| / 30

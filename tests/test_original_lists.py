@@ -127,22 +127,100 @@ def test_missing_or_foreign_files_are_named(tmp_path: Path) -> None:
 # -- the real files ---------------------------------------------------------------------------
 
 
-def test_real_lists_match_the_paper_profile_pins() -> None:
-    """The paper profile downloads exactly these files: every pinned size and sha256 is that
-    of the copy, and every URL names the file at one fixed commit of soarsmu/BiasFinder."""
-    src = realdata("biasfinder")
+V1 = "131797020b88086d4ae13a30256dd9e62aec52ee"
+D6 = "d6d54246f35b866c20f259e55365d1dbf2d1ab11"
+
+
+def _lists(name: str) -> list[dict]:
+    data = yaml.safe_load((REPO / "config" / name).read_text(encoding="utf-8"))
+    return data["datasets"]["biasfinder_lists"]["files"]
+
+
+def test_the_paper_profile_pins_v1s_lists_and_the_overlay_d6d5424s() -> None:
+    """The paper profile downloads the v1 code's six files (commit 1317970, whose names are
+    drawn); config/biasfinder_lists_d6d5424.yaml the TSE version's (USA names)."""
+    v1 = _lists("paper.yaml")
+    rel = {**O.FILES, **O.V1_FILES}
+    assert sorted(f["name"] for f in v1) == sorted(
+        [*(O.FILE_NAMES[r] for r in O.FILES if r not in O.V1_FILES),
+         *(Path(p).name for p in O.V1_FILES.values())])
+    by_name = {Path(p).name: p for p in rel.values()}
+    for f in v1:
+        assert f["url"] == (f"https://raw.githubusercontent.com/soarsmu/BiasFinder/{V1}/asset/"
+                            + by_name[f["name"]])
+        assert len(f["sha256"]) == 64 and f["size"] > 0
+    d6 = _lists("biasfinder_lists_d6d5424.yaml")
+    assert sorted(f["name"] for f in d6) == sorted(O.FILE_NAMES.values())
+    # the occupations and gender nouns did not change between the two commits
+    same = {f["name"]: f["sha256"] for f in d6}
+    for f in v1:
+        if f["name"] in ("neutral-occupation.csv", "masculine-feminine-person.txt"):
+            assert f["sha256"] == same[f["name"]]
+        elif f["name"].startswith("unique_"):
+            assert f["sha256"] != same[f["name"]]  # 27 countries in v1, 25 at d6d5424
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text(encoding="utf-8"))
-    files = paper["datasets"]["biasfinder_lists"]["files"]
-    assert sorted(f["name"] for f in files) == sorted(O.FILE_NAMES.values())
+    assert paper["biasfinder"]["lists"] == "original"
+    assert paper["biasfinder"]["occupation"] == {"templates": "first", "film_credits": "keep"}
+
+
+def test_real_lists_match_the_d6d5424_pins() -> None:
+    """The d6d5424 overlay downloads exactly the shared copies: every pinned size and sha256
+    is that of the copy, and every URL names the file at that commit."""
+    src = realdata("biasfinder")
+    files = _lists("biasfinder_lists_d6d5424.yaml")
     role_of = {n: r for r, n in O.FILE_NAMES.items()}
     for f in files:
         data = (src / f["name"]).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (f["size"], f["sha256"])
-        assert f["url"] == ("https://raw.githubusercontent.com/soarsmu/BiasFinder/"
-                            "d6d54246f35b866c20f259e55365d1dbf2d1ab11/asset/"
+        assert f["url"] == (f"https://raw.githubusercontent.com/soarsmu/BiasFinder/{D6}/asset/"
                             + O.FILES[role_of[f["name"]]])
-    assert paper["biasfinder"]["lists"] == "original"
-    assert paper["biasfinder"]["occupation"] == {"templates": "first", "film_credits": "keep"}
+
+
+def _all_country(d: Path, names: list[str]) -> None:
+    """v1's name files in their format: header ``name``, lower case, one per line."""
+    for gender in ("male", "female"):
+        (d / f"{gender}_names_only_USA.csv").unlink(missing_ok=True)
+        body = "".join(f"{n}{gender[0]}\n" for n in names)
+        (d / f"{gender}_names_only.csv").write_text("name\n" + body, encoding="utf-8")
+
+
+def test_v1_names_are_drawn_as_the_v1_code_drew_them(tmp_path: Path) -> None:
+    """The v1 code (codes/gender/utils.py at 1317970) read the all-country file with pandas,
+    shuffled it with sample(frac=1, random_state=123) and filled the first 30 title-cased:
+    the same selection, and a pinned one (a pandas or NumPy change to the shuffle would change
+    which names the paper profile fills)."""
+    src = write_fixture(tmp_path / "in")
+    _all_country(src, [f"nm{i:04d}" for i in range(500)])
+    files = O.locate(src)
+    assert files["male_names"].name == "male_names_only.csv"
+    names = O.read_all(files)["names"]
+    for gender in ("male", "female"):
+        gc = pd.read_csv(src / f"{gender}_names_only.csv")  # the v1 code's own lines
+        gc = gc.sample(frac=1, random_state=123)
+        expected = [n.title() for n in gc["name"].tolist()[:30]]
+        assert list(names[gender]) == expected
+    assert names["male"][:3] == ("Nm0229M", "Nm0337M", "Nm0327M")
+    loaded = convert(src, tmp_path / "out")
+    assert list(loaded.names["male"][:3]) == ["Nm0229M", "Nm0337M", "Nm0327M"]
+    header = (tmp_path / "out" / "names.csv").read_text().splitlines()[0]
+    assert "random_state=123), the first 30" in header
+
+
+def test_v1_and_d6d5424_name_files_are_not_mixed_and_the_usa_lists_win(tmp_path: Path) -> None:
+    src = write_fixture(tmp_path / "in")
+    _all_country(src, [f"nm{i:04d}" for i in range(40)])
+    (src / "female_names_only_USA.csv").write_text(FIXTURE["female_names_only_USA.csv"])
+    with pytest.raises(DataError, match="different versions"):
+        O.read_all(O.by_name(p for p in src.iterdir() if p.name != "male_names_only_USA.csv"
+                             and p.name != "female_names_only.csv"))
+    # d6d5424's asset/ keeps an all-country file beside the USA lists: the USA lists are used
+    asset = write_fixture(tmp_path / "asset", layout="asset")
+    (asset / O.V1_FILES["male_names"]).write_text("name\nzzz\n", encoding="utf-8")
+    assert O.locate(asset)["male_names"].name == "male_names_only_USA.csv"
+    few = write_fixture(tmp_path / "few")
+    _all_country(few, ["a", "b"])
+    with pytest.raises(DataError, match="2 names, fewer than the 30 drawn"):
+        O.read_all(O.locate(few))
 
 
 def test_real_lists_parse_as_the_paper_describes(tmp_path: Path) -> None:

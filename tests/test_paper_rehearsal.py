@@ -185,6 +185,21 @@ def crows_subset(real: Path, path: Path) -> Path:
 SUBSETS = {"crows_pairs_anonymized.csv": crows_subset}
 
 
+#: v1's all-country name files (BiasFinder@1317970), stood in for by the d6d5424 USA lists
+V1_NAME_FILES = {"male_names_only.csv": "male_names_only_USA.csv",
+                 "female_names_only.csv": "female_names_only_USA.csv"}
+
+
+def v1_names(out: Path, usa: str) -> Path:
+    """An all-country name file in v1's format (header ``name``, lower case): the shared
+    d6d5424 USA names, from which the v1 draw takes 30."""
+    real = _realdata_file(usa)
+    if real is None:
+        pytest.fail(f"no {usa} under ../shared/realdata to stand in for v1's names")
+    shutil.copyfile(real, out)
+    return out
+
+
 def _realdata_file(name: str) -> Path | None:
     hits = sorted(REALDATA.rglob(name))
     return hits[0] if hits else None
@@ -204,6 +219,8 @@ def local_input(dataset: str, ds: dict[str, Any], name: str, out_dir: Path) -> t
         return stereoset_json(out), False
     if dataset == "sentdebias_corpus":
         return wikipedia_text(out), False
+    if dataset == "biasfinder_lists" and name in V1_NAME_FILES:
+        return v1_names(out, V1_NAME_FILES[name]), False
     real = _realdata_file(name)
     if real is None:
         pytest.fail(f"the rehearsal has no local stand-in for datasets.{dataset} file "
@@ -211,7 +228,9 @@ def local_input(dataset: str, ds: dict[str, Any], name: str, out_dir: Path) -> t
     if name in SUBSETS:
         return SUBSETS[name](real, out), False
     shutil.copyfile(real, out)
-    return out, True
+    pin = next((f.get("sha256") for f in ds.get("files", []) if f["name"] == name), None)
+    # another version of the file (BiasFinder's d6d5424 country lists for v1's): a stand-in
+    return out, pin in (None, "unpinned") or pin == sha256(out)
 
 
 # -- the overlay --------------------------------------------------------------------------

@@ -296,9 +296,10 @@ def test_study_table_files_are_the_fairness_reports() -> None:
     assert {f for f, _, _ in seeds.STUDY_TABLES.values()} <= set(FILES)
 
 
-def test_two_seeds_on_the_small_profile(small_run: Path, tmp_path: Path) -> None:
-    """The second seed runs the training-to-metrics matrix under results/seeds/7/, leaves the
-    first seed's results as they were, and every gathered table and paper table reads both."""
+def test_three_seeds_on_the_small_profile(small_run: Path, tmp_path: Path) -> None:
+    """The second and third seeds run the training-to-metrics matrix under results/seeds/7/
+    and results/seeds/8/, leave the first seed's results as they were, and every gathered
+    table and paper table reads all three, with a standard deviation."""
     import shutil
 
     import pandas as pd
@@ -312,29 +313,34 @@ def test_two_seeds_on_the_small_profile(small_run: Path, tmp_path: Path) -> None
     snakemake(["--cores", "all", "--configfile", SMALL_CONFIG, ".test/config/seeds.yaml"],
               cwd=repo)
     assert tree_hashes(repo, *first) == before
-    other = repo / "results/seeds/7"
+    others = {seed: repo / f"results/seeds/{seed}" for seed in (7, 8)}
     for model in ("models/toxicity/roberta-tiny/baseline", "models/sentiment/albert-tiny/baseline"):
-        weights = sorted((other / model).glob("*.safetensors"))
-        assert weights, model
-        assert weights[0].read_bytes() != (repo / "results" / model / weights[0].name).read_bytes()
+        first_weights = sorted((repo / "results" / model).glob("*.safetensors"))
+        for other in others.values():
+            weights = sorted((other / model).glob("*.safetensors"))
+            assert weights, (other, model)
+            assert weights[0].read_bytes() != first_weights[0].read_bytes()
     out = repo / "results/analysis/seeds"
     gaps = pd.read_csv(out / "toxicity_gaps.csv")
-    assert (gaps["seeds"] == 2).all()
-    ours = pd.read_csv(repo / "results/toxicity/fairness/gaps.csv")
-    theirs = pd.read_csv(other / "toxicity/fairness/gaps.csv")
+    assert (gaps["seeds"] == 3).all()
     keys = ["model", "method", "fairness_set", "attribute", "metric"]
-    merged = gaps.merge(ours[[*keys, "value"]], on=keys).merge(
-        theirs[[*keys, "value"]], on=keys, suffixes=("_a", "_b"))
-    assert len(merged) == len(ours)
-    assert (merged["seed_20231105"] == merged["value_a"]).all()
-    assert (merged["seed_7"] == merged["value_b"]).all()
-    assert (merged["value_a"] != merged["value_b"]).any()  # the seed moves the gaps
+    merged = gaps
+    for name, folder in (("20231105", repo / "results"), *((str(s), f) for s, f in
+                                                          others.items())):
+        run = pd.read_csv(folder / "toxicity/fairness/gaps.csv")[[*keys, "value"]]
+        merged = merged.merge(run.rename(columns={"value": f"value_{name}"}), on=keys)
+        assert (merged[f"seed_{name}"] == merged[f"value_{name}"]).all()
+    assert len(merged) == len(gaps)
+    values = merged[["value_20231105", "value_7", "value_8"]]
+    assert (values.nunique(axis=1) > 1).any()  # the seed moves the gaps
+    assert merged["sd"].notna().all()
+    assert merged["sd"].to_numpy() == pytest.approx(values.std(axis=1, ddof=1).to_numpy())
     claims = pd.read_csv(out / "claims.csv")
-    assert len(claims) and (claims["seeds"] == 2).all()
+    assert len(claims) and (claims["seeds"] == 3).all()
     t3 = pd.read_csv(repo / "results/analysis/paper_tables/toxicity-table3.csv",
                      keep_default_na=False)
     compared = t3[t3["ours"] != ""]
-    assert len(compared) and (compared["seeds"] == "2").all()
+    assert len(compared) and (compared["seeds"] == "3").all()
     assert set(compared["published_in_range"]) <= {"yes", "no"}
 
 

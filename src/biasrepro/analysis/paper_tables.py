@@ -418,7 +418,12 @@ AUC_SETS = {
                         "gaps in Tables 5-8 are Table 3's balanced-set gaps, the paper measures "
                         "on the balanced set from §5.2 on, and these AUCs (0.847/0.830/0.851) "
                         "are well below §4.2's test-split AUCs"),
-    "toxicity-appendix-sentiment": ("test", "the sentiment task's test split"),
+    "toxicity-appendix-sentiment": (
+        "imdb-gendered-test", "IMDB-gendered's test split (the appendix scores the models "
+        "trained on IMDB-gendered on it)"),
+    "toxicity-appendix-sentiment/perturbed": (
+        "imdb-gendered-perturbed-test", "perturbed IMDB-gendered's test split (the appendix "
+        "gives these models' AUCs 'on the perturbed-IMDB-gendered dataset')"),
     "toxicity-appendix-sentiment/sst-original": (
         "fairness-original", "the SST sentiment-fairness set as published (the appendix "
         "scores the IMDB-gendered models on it)"),
@@ -753,6 +758,8 @@ def _appendix_sentiment(cell: PublishedCell, res: Results, ours: Ours) -> float:
         _method(res, "sentiment", method)
         if cell.column.startswith("AUC"):
             which = "/".join([cell.table_id, *cell.column.split("/")[1:]])
+            if which == cell.table_id and method == "downstream-perturbed-data":
+                which += "/perturbed"
             return _auc(res, "sentiment", model, method, ours, which)
         study = _study(res, "sentiment")
         key = (model, method, "gender")

@@ -15,10 +15,20 @@ Formats (as published):
   ``<a>`` is derived from the word (:func:`biasrepro.biasfinder.placeholders.article`), as
   the original derived it with ``inflect``.
 - ``masculine-feminine-person.txt``: CSV with header ``masculine,feminine``.
-- ``male_names_only_USA.csv`` / ``female_names_only_USA.csv``: CSV with one column ``name``,
-  lower case; the original filled them title-cased (``name.title()``), and so does this.
+- names, in one of the two published versions:
+
+  - v1, the code behind the paper's counts (e.g. commit 1317970 of 4 January 2021):
+    ``male_names_only.csv`` / ``female_names_only.csv``, every name Gender Computer knows for
+    one gender, in any country (51,518 and 56,112, lower case, column ``name``); the code
+    shuffled each with pandas' ``sample(frac=1, random_state=123)`` and filled the first 30
+    (:data:`V1_NAMES`, :data:`V1_SEED`; :func:`draw_names`);
+  - the TSE version (d6d5424, files of July–August 2021): ``male_names_only_USA.csv`` /
+    ``female_names_only_USA.csv``, the 30 USA names it fills, in order.
+
+  Either is filled title-cased (``name.title()``), as the original did.
 - ``unique_male_names_and_country.csv`` / ``unique_female_names_and_country.csv``: CSV with
-  an unnamed index column, then ``name`` and ``country``; one name per country and gender.
+  an unnamed index column, then ``name`` and ``country``; one name per country and gender
+  (27 countries in v1, 25 at d6d5424).
 
 Only the standard library is imported at module level (the workflow reads :data:`FILES`).
 """
@@ -42,36 +52,50 @@ FILES: dict[str, str] = {
     "male_countries": "gender_computer/unique_male_names_and_country.csv",
     "female_countries": "gender_computer/unique_female_names_and_country.csv",
 }
+#: v1's all-country name files (drawn from), which take the place of the USA lists
+V1_FILES: dict[str, str] = {
+    "male_names": "gender_computer/male_names_only.csv",
+    "female_names": "gender_computer/female_names_only.csv",
+}
+#: the v1 code's draw: pandas ``sample(frac=1, random_state=V1_SEED)``, the first V1_NAMES
+V1_SEED = 123
+V1_NAMES = 30
 #: the file name each list is recognised by
 FILE_NAMES: dict[str, str] = {role: Path(rel).name for role, rel in FILES.items()}
+#: every file name a list may come as: the d6d5424 name, then v1's where it differs
+ALL_NAMES: dict[str, tuple[str, ...]] = {
+    role: (FILE_NAMES[role], *([Path(V1_FILES[role]).name] if role in V1_FILES else []))
+    for role in FILES}
 
 
 def locate(directory: str | Path) -> dict[str, Path]:
     """Each list's file in ``directory``: a flat folder of the six files (as downloaded), or
-    a copy of the repository's ``asset/`` folder. A missing file is a DataError."""
+    a copy of the repository's ``asset/`` folder. The names come from the USA lists where
+    they are there (d6d5424, whose ``asset/`` also keeps a later all-country file), else from
+    v1's all-country lists. A missing file is a DataError."""
     directory = Path(directory)
     out = {}
     for role, rel in FILES.items():
-        for candidate in (directory / FILE_NAMES[role], directory / rel):
-            if candidate.is_file():
-                out[role] = candidate
-                break
-        else:
-            raise DataError(f"BiasFinder word list {FILE_NAMES[role]} not found (looked for "
-                            f"{FILE_NAMES[role]} and {rel})", file=directory)
+        rels = [rel, *([V1_FILES[role]] if role in V1_FILES else [])]
+        candidates = [p for r in rels for p in (directory / Path(r).name, directory / r)]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise DataError(f"BiasFinder word list {' or '.join(ALL_NAMES[role])} not found "
+                            f"(looked for {', '.join(rels)})", file=directory)
+        out[role] = found
     return out
 
 
 def by_name(paths: Iterable[str | Path]) -> dict[str, Path]:
     """Each list's file among ``paths``, recognised by file name; every list needs exactly
     one file and every file must be one of the lists."""
-    roles = {name: role for role, name in FILE_NAMES.items()}
+    roles = {name: role for role, names in ALL_NAMES.items() for name in names}
     out: dict[str, Path] = {}
     for path in map(Path, paths):
         role = roles.get(path.name)
         if role is None:
             raise DataError("not one of BiasFinder's word lists (expected "
-                            f"{', '.join(FILE_NAMES.values())})", file=path)
+                            f"{', '.join(roles)})", file=path)
         if role in out:
             raise DataError(f"given twice (also {out[role]})", file=path)
         out[role] = path
@@ -159,6 +183,36 @@ def read_names(path: Path) -> tuple[str, ...]:
     return tuple(names)
 
 
+def is_v1(path: Path) -> bool:
+    """Whether ``path`` is one of v1's all-country name files (names are drawn from it)."""
+    return Path(path).name in {Path(rel).name for rel in V1_FILES.values()}
+
+
+def draw_names(path: Path, n: int = V1_NAMES, seed: int = V1_SEED) -> tuple[str, ...]:
+    """The names the v1 code filled from an all-country name file: the file read as pandas
+    reads it, shuffled with ``sample(frac=1, random_state=seed)``, the first ``n``,
+    title-cased (its ``getMaleNamesFromGenderComputer`` and ``replaceNamePlaceholder``)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("no such file", file=path)
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"not a CSV of names ({e})", file=path) from None
+    if "name" not in frame.columns:
+        raise DataError("no 'name' column", file=path)
+    drawn = frame.sample(frac=1, random_state=seed)["name"].head(n)
+    if len(drawn) < n:
+        raise DataError(f"{len(drawn)} names, fewer than the {n} drawn", file=path)
+    if drawn.isna().any():
+        raise DataError("an empty name among those drawn", file=path, column="name")
+    names = [str(name).title() for name in drawn]
+    _no_repeats(path, names, "name")
+    return tuple(names)
+
+
 def read_country_file(path: Path) -> dict[str, str]:
     """country -> name of ``unique_{male,female}_names_and_country.csv`` (an unnamed index
     column, then ``name`` and ``country``), in file order."""
@@ -188,7 +242,11 @@ def read_country_names(male: Path, female: Path) -> tuple[tuple[str, str, str], 
 
 def read_all(files: Mapping[str, Path]) -> dict[str, object]:
     """Every list from its file (``files``: :func:`locate` or :func:`by_name`)."""
-    male, female = read_names(files["male_names"]), read_names(files["female_names"])
+    if is_v1(files["male_names"]) != is_v1(files["female_names"]):
+        raise DataError("the male and female names come from different versions (v1's "
+                        "all-country lists and d6d5424's USA lists)", file=files["female_names"])
+    male, female = (draw_names(files[r]) if is_v1(files[r]) else read_names(files[r])
+                    for r in ("male_names", "female_names"))
     if len(male) != len(female):
         raise DataError(f"{len(male)} male but {len(female)} female names; the two lists "
                         "must be of one length", file=files["female_names"])
@@ -203,7 +261,8 @@ def read_all(files: Mapping[str, Path]) -> dict[str, object]:
 
 def header(role: str, path: Path, what: str) -> str:
     """The ``#`` header of a converted list: what it is and which file, with its sha256."""
-    return (f"{what}\nConverted from BiasFinder's {FILES[role]} (soarsmu/BiasFinder, "
+    rel = V1_FILES[role] if is_v1(path) else FILES[role]
+    return (f"{what}\nConverted from BiasFinder's {rel} (soarsmu/BiasFinder, "
             f"asset/, Apache-2.0) by biasrepro.biasfinder.original_lists; do not edit.\n"
             f"Source file {path.name}, sha256 {sha256_file(path)}.")
 
@@ -246,7 +305,11 @@ def convert(files: Mapping[str, Path], *, pronouns: Path,
     names = lists["names"]
     _write(out["names"],
            header("male_names", files["male_names"], "BiasFinder's <name> fillers, "
-                  "title-cased; rank is the file order.")
+                  "title-cased; rank is the file order."
+                  if not is_v1(files["male_names"]) else
+                  f"BiasFinder's <name> fillers as its v1 code drew them: shuffled with "
+                  f"pandas sample(frac=1, random_state={V1_SEED}), the first {V1_NAMES}, "
+                  "title-cased; rank is the drawn order.")
            + f"\nFemale names: {files['female_names'].name}, sha256 "
              f"{sha256_file(files['female_names'])}.",
            ["gender", "rank", "name"],

@@ -134,7 +134,9 @@ def _imdb_gendered(args: argparse.Namespace) -> None:
     with in_file(f"{args.train}, {args.test}"):
         splits, stats = build(train, test, split=need(args.settings,
                                                        "preprocess.imdb_gendered.split"),
-                              seed=need(args.settings, "seed"))
+                              seed=need(args.settings, "seed"),
+                              neutral_keywords=need(args.settings, "preprocess.imdb_gendered."
+                                                    "neutral_keywords"))
     out = Path(args.out_dir)
     names = ("train", "validation", "test")
     with atomic_outputs(*(out / f"{n}.parquet" for n in names), out / "stats.json") as tmp:

@@ -20,8 +20,11 @@ Keywords match whole words, case-insensitively ("her" not in "Hershey", "man" no
 readings: the male "’ir" is taken to be "sir", whose first letter the text extraction lost
 (the counterpart of the female "ma’am"); and "ma’am" matches with a straight or a curly
 apostrophe. "ms.", "mrs." and "mr." need no rule of their own: a whole-word "ms" is there in
-"Ms. Smith" too. The neutral keywords do not change a label (a review with a neutral and a
-female keyword is Female); they are counted in the statistics.
+"Ms. Smith" too. The neutral keywords (Table 13's third column: "they", "person", "child",
+...) are read as the appendix says, ``neutral_keywords="mixture"``: a review with one of
+them and the keywords of one gender is a mixture, so Neutral (the appendix keeps 9,790 of
+50,000 reviews, 19.6 %); ``"ignore"`` lets them change no label (a review with a neutral and
+a female keyword is Female), which keeps about twice as many reviews.
 
 The appendix's dataset biases (footnote 9 and §6.3): selection bias, the gap between the
 male and the female reviews' positive ratios, and overamplification, ``|N_male − N_female|
@@ -56,6 +59,9 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 GENDERS = ("female", "male")
 SPLITS = ("train", "validation", "test")
+#: how a neutral keyword beside one gender's keywords is read (``preprocess.imdb_gendered.
+#: neutral_keywords``): a mixture, so Neutral (the appendix), or not at all
+NEUTRAL_READINGS = ("mixture", "ignore")
 COLUMNS = ("id", "text", "label")
 
 
@@ -72,14 +78,26 @@ def _contains(texts: pd.Series, kind: str) -> np.ndarray:
     return texts.str.contains(PATTERNS[kind], na=False).to_numpy(dtype=bool)
 
 
-def _label(female: np.ndarray, male: np.ndarray) -> np.ndarray:
-    return np.select([female & ~male, male & ~female], ["female", "male"], default="neutral")
+def _label(female: np.ndarray, male: np.ndarray,
+           neutral: np.ndarray | None = None) -> np.ndarray:
+    only = ~neutral if neutral is not None else True
+    return np.select([female & ~male & only, male & ~female & only], ["female", "male"],
+                     default="neutral")
 
 
-def gender_of(texts: Iterable[str]) -> np.ndarray:
-    """"female", "male" or "neutral" (no gendered keyword, or keywords of both) per text."""
+def _check_reading(reading: str) -> None:
+    if reading not in NEUTRAL_READINGS:
+        raise ConfigError(f"preprocess.imdb_gendered.neutral_keywords: expected one of "
+                          f"{', '.join(NEUTRAL_READINGS)}, got {reading!r}")
+
+
+def gender_of(texts: Iterable[str], neutral_keywords: str = "mixture") -> np.ndarray:
+    """"female", "male" or "neutral" per text: neutral without gendered keywords, with both
+    genders' or, read as a mixture (the appendix), with a neutral keyword beside them."""
+    _check_reading(neutral_keywords)
     series = pd.Series(list(texts), dtype=object)
-    return _label(_contains(series, "female"), _contains(series, "male"))
+    neutral = _contains(series, "neutral") if neutral_keywords == "mixture" else None
+    return _label(_contains(series, "female"), _contains(series, "male"), neutral)
 
 
 def _check_split(split: Mapping[str, float]) -> None:
@@ -155,7 +173,8 @@ def _take(pool: pd.DataFrame, fractions: dict[str, float], seed: int) -> pd.Seri
 
 
 def build(
-    train: pd.DataFrame, test: pd.DataFrame, *, split: Mapping[str, float], seed: int
+    train: pd.DataFrame, test: pd.DataFrame, *, split: Mapping[str, float], seed: int,
+    neutral_keywords: str = "mixture",
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """IMDB-gendered from the prepared IMDB ``train`` and ``test`` frames (``id``, ``text``,
     ``label``, ...): train and validation parts from ``train``'s gendered reviews, the test
@@ -165,13 +184,16 @@ def build(
     ``gender``; sorted by id) and statistics: rows read, reviews per class (with the neutral
     ones' reasons), the male and female shares, each pool's gendered and used reviews, per
     split and gender ``n`` / ``n_positive`` / ``positive_ratio``, and :func:`gender_bias` on
-    the training split and on all gendered reviews.
+    the training split and on all gendered reviews. ``neutral_keywords``: how a neutral
+    keyword beside one gender's is read (:data:`NEUTRAL_READINGS`).
     """
     _check_split(split)
+    _check_reading(neutral_keywords)
     frames = [train, test]
     df = _read(frames, ("train", "test"))
     female, male = _contains(df["text"], "female"), _contains(df["text"], "male")
-    df["gender"] = _label(female, male)
+    neutral = _contains(df["text"], "neutral")
+    df["gender"] = _label(female, male, neutral if neutral_keywords == "mixture" else None)
     df["pool"] = np.repeat(["train", "test"], [len(train), len(test)])
     gendered = df[df["gender"] != "neutral"].reset_index(drop=True)
     fit_pool = gendered[gendered["pool"] == "train"].reset_index(drop=True)
@@ -198,10 +220,13 @@ def build(
     stats = {
         "read": {"inputs": [len(f) for f in frames], "rows": len(df)},
         "classes": {c: int(counts.get(c, 0)) for c in (*GENDERS, "neutral")},
+        "neutral_keywords": neutral_keywords,
         "neutral": {"no_gendered_keyword": int((~female & ~male).sum()),
                     "both_genders": int((female & male).sum()),
-                    "neutral_keyword": int((_contains(df["text"], "neutral")
-                                            & (df["gender"] == "neutral").to_numpy()).sum())},
+                    # one gender's keywords with a neutral one: Neutral when read as a mixture
+                    "one_gender_and_neutral": int(((female ^ male) & neutral).sum()),
+                    "neutral_keyword": int((neutral & (df["gender"] == "neutral")
+                                            .to_numpy()).sum())},
         "gendered": {"n": n, "share": {g: int(counts.get(g, 0)) / n if n else None
                                        for g in GENDERS}},
         "pools": {"train": {"source": "IMDB train", "gendered": len(fit_pool),
