@@ -370,7 +370,8 @@ def test_tse_setting_evaluates_every_500_steps_with_patience_7(tmp_path: Path) -
 
 
 def test_bert4doc_setting_is_v1s(tmp_path: Path) -> None:
-    """BiasFinder v1 (BERT4doc fine-tune.py): batch 32, lr 2e-5, 5 epochs, seed 42, warm-up
+    """BiasFinder v1 (BERT4doc fine-tune.py, its README's command): batch 24, lr 2e-5, 5
+    epochs, seed 42, warm-up
     over 10 % of the steps, 128 tokens keeping the tail, every training review, the last
     epoch's model: no validation, no early stopping."""
     s = ft._check_settings(_paper_settings("bert-base-uncased"))
@@ -380,7 +381,7 @@ def test_bert4doc_setting_is_v1s(tmp_path: Path) -> None:
                                   cuda=False, precision="fp32")
     assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs,
             args.seed, args.warmup_steps, args.warmup_ratio, args.weight_decay) == (
-        2e-5, 32, 5, 42, 0, 0.1, 0.01)
+        2e-5, 24, 5, 42, 0, 0.1, 0.01)
     assert args.eval_strategy == "no" and not args.load_best_model_at_end
     assert ft._callbacks(s) == []
 

@@ -425,18 +425,18 @@ def test_typed_values_appear_where_the_source_says() -> None:
 TSE = {"epochs": 20, "batch_size": 8, "learning_rate": 1e-5, "max_length": 512,
        "warmup_steps": 50, "weight_decay": 0.01, "early_stopping_patience": 7,
        "eval_steps": 500, "eval_fraction": 0.4, "truncation_side": "right"}
-BERT4DOC = {"epochs": 5, "batch_size": 32, "learning_rate": 2e-5, "max_length": 128,
+BERT4DOC = {"epochs": 5, "batch_size": 24, "learning_rate": 2e-5, "max_length": 128,
             "warmup_steps": 0, "warmup_ratio": 0.1, "weight_decay": 0.01,
             "early_stopping_patience": None, "eval_fraction": 0.0, "truncation_side": "left"}
 
 
 @pytest.mark.parametrize(("own", "expected"), [
-    ("bert4doc", "ours fine-tuned with setting 'bert4doc': lr 2e-05, batch 32, 5 epochs, "
+    ("bert4doc", "ours fine-tuned with setting 'bert4doc': lr 2e-05, batch 24, 5 epochs, "
      "max_length 128 keeping the tail, no early stopping: as the published model "
      "(BiasFinder v1, BERT4doc)"),
     (None, "ours fine-tuned with setting 'tse': lr 1e-05, batch 8, 20 epochs, max_length 512 "
      "keeping the head, early stopping (patience 7, evaluated every 500 steps): NOT as the "
-     "published model (BiasFinder v1, BERT4doc: lr 2e-05, batch 32, 5 epochs, max_length 128 "
+     "published model (BiasFinder v1, BERT4doc: lr 2e-05, batch 24, 5 epochs, max_length 128 "
      "keeping the tail, no early stopping); differs in learning_rate, batch_size, epochs, "
      "max_length, truncation_side, early_stopping_patience"),
 ])

@@ -564,7 +564,7 @@ def test_no_model_of_the_architecture_says_which_were_configured() -> None:
 def test_the_biasfinder_training_note(world: pt.Results) -> None:
     """Our BERT's sentiment training setting, from a dotted or a nested named setting, and
     whether it is how BiasFinder's published model was fine-tuned."""
-    bert4doc = {"epochs": 5, "batch_size": 32, "learning_rate": 2e-5, "max_length": 128,
+    bert4doc = {"epochs": 5, "batch_size": 24, "learning_rate": 2e-5, "max_length": 128,
                 "warmup_steps": 0, "weight_decay": 0.01, "early_stopping_patience": None,
                 "eval_fraction": 0.0, "truncation_side": "left"}
     close = {**bert4doc, "epochs": 4, "truncation_side": "right"}
@@ -573,14 +573,14 @@ def test_the_biasfinder_training_note(world: pt.Results) -> None:
                 "models.training": {"named": {"bert4doc": bert4doc}}}
     res = pt.Results(settings=settings)
     assert pt._biasfinder_training(res, "tiny-bert") == (
-        "ours fine-tuned with setting 'close': lr 2e-05, batch 32, 4 epochs, max_length 128 "
+        "ours fine-tuned with setting 'close': lr 2e-05, batch 24, 4 epochs, max_length 128 "
         "keeping the head, no early stopping: NOT as the published model (BiasFinder v1, "
-        "BERT4doc: lr 2e-05, batch 32, 5 epochs, max_length 128 keeping the tail, no early "
+        "BERT4doc: lr 2e-05, batch 24, 5 epochs, max_length 128 keeping the tail, no early "
         "stopping); differs in epochs, truncation_side")
     own = {**settings, "models.registry": {"tiny-bert": {
         "architecture": "bert", "training": {"sentiment": "bert4doc"}}}}
     assert pt._biasfinder_training(pt.Results(settings=own), "tiny-bert") == (
-        "ours fine-tuned with setting 'bert4doc': lr 2e-05, batch 32, 5 epochs, max_length 128 "
+        "ours fine-tuned with setting 'bert4doc': lr 2e-05, batch 24, 5 epochs, max_length 128 "
         "keeping the tail, no early stopping: as the published model (BiasFinder v1, "
         "BERT4doc)")
     unknown = {**settings, "models.training.sentiment": "nope"}
@@ -590,7 +590,7 @@ def test_the_biasfinder_training_note(world: pt.Results) -> None:
     assert pt._biasfinder_training(world, "tiny-bert") == ""
     # a model without a registry entry fine-tunes with the task's setting
     assert pt._biasfinder_training(res, "unlisted").startswith(
-        "ours fine-tuned with setting 'close': lr 2e-05, batch 32, 4 epochs")
+        "ours fine-tuned with setting 'close': lr 2e-05, batch 24, 4 epochs")
     own_unknown = {**settings, "models.registry": {"tiny-bert": {
         "architecture": "bert", "training": {"sentiment": "nope"}}}}
     assert pt._biasfinder_training(pt.Results(settings=own_unknown), "tiny-bert") == (

@@ -481,9 +481,10 @@ def _biasfinder_scale(char: str, row: Mapping[str, str]) -> str:
 
 
 #: how the BERT behind BiasFinder's published counts was fine-tuned: v1's BERT4doc command
-#: (soarsmu/BiasFinder README at 3645076; max_seq_length left at its default, 128, keeping
-#: the tail: trunc_medium -1), its epoch-5 model
-PUBLISHED_BIASFINDER_TRAINING = {"learning_rate": 2e-5, "batch_size": 32, "epochs": 5,
+#: as its README gave it while the counts were made (soarsmu/BiasFinder 5583e48, 0c784af,
+#: 1317970: --train_batch_size 24; max_seq_length left at its default, 128, keeping the
+#: tail: trunc_medium -1), its epoch-5 model
+PUBLISHED_BIASFINDER_TRAINING = {"learning_rate": 2e-5, "batch_size": 24, "epochs": 5,
                                  "max_length": 128, "truncation_side": "left",
                                  "early_stopping_patience": None}
 
