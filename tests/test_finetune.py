@@ -391,9 +391,31 @@ def test_albert_and_toxicity_keep_their_settings() -> None:
     toxicity as §4.2 of the toxicity paper."""
     assert _paper_settings("albert-base-v2")["setting"] == "tse"
     toxicity = _paper_settings("bert-base-uncased", "toxicity")
-    assert "setting" not in toxicity
+    assert toxicity["setting"] == "main-study"
     assert (toxicity["learning_rate"], toxicity["batch_size"], toxicity["max_length"]) == (
         2e-5, 32, 61)
+
+
+@pytest.mark.parametrize("model", ["bert-base-uncased", "albert-base-v2", "roberta-base"])
+def test_the_appendix_trains_every_architecture_with_the_main_studys_recipe(model) -> None:
+    """The sentiment appendix's models (IMDB-gendered, and its perturbed copy) train with
+    the main study's recipe whatever the architecture (methods.registry names it), while the
+    same models' BiasFinder methods keep theirs (bert4doc, tse)."""
+    from biasrepro import config
+
+    paper = config.deep_merge(config.read_mapping(REPO / "config/config.yaml"),
+                              config.read_mapping(REPO / "config/paper.yaml"))
+    main = ft.training_settings({"__config__": paper}, model, "toxicity")
+    for method in ("imdb-gendered", "downstream-perturbed-data"):
+        s = ft.training_settings({"__config__": paper}, model, "sentiment", method)
+        assert s == main
+    assert ft.training_settings({"__config__": paper}, model, "sentiment", "baseline") == \
+        _paper_settings(model)
+    # a method's choice is a name, checked like any other
+    broken = config.deep_merge(paper, {"methods": {"registry": {
+        "imdb-gendered": {"training": {"sentiment": "nope"}}}}})
+    with pytest.raises(ConfigError, match="'models.training.named.nope': missing"):
+        ft.training_settings({"__config__": broken}, model, "sentiment", "imdb-gendered")
 
 
 def test_step_evaluation_keeps_the_best_step_and_resumes(
@@ -607,6 +629,37 @@ def test_cli_several_runs_write_what_each_writes_alone(bases: dict[str, Path], t
         for name in files:
             assert (out / name).read_bytes() == (alone / name).read_bytes(), (out, name)
     assert not (tmp_path / "c1").exists() and not (tmp_path / "c2").exists()
+
+
+def test_cli_a_method_that_names_a_setting_trains_with_it(bases: dict[str, Path],
+                                                         train_file: Path, reference: Path,
+                                                         tmp_path: Path) -> None:
+    """``--methods``: a run whose method names a training setting for the task trains with
+    that setting (recorded in its training.json); the others with the model's, byte for
+    byte as without --methods."""
+    other = {**SETTINGS, "epochs": 1, "learning_rate": 1e-3}
+    settings = {"seed": SETTINGS["seed"], "models.training.sentiment": SETTINGS,
+                "models.training.named.short": other,
+                "methods.registry.special": {"data": "gendered",
+                                             "training": {"sentiment": "short"}},
+                "models.registry": {"tiny": {"source": "local", "architecture": "bert",
+                                             "path": str(bases["bert"])}}}
+    outs = [tmp_path / "plain", tmp_path / "special"]
+    assert cli.main(["finetune", "--model", "tiny", "--task", "sentiment", "--train",
+                     str(train_file), str(train_file), "--methods", "baseline", "special",
+                     "--settings", json.dumps(settings), "--out-dir", *map(str, outs),
+                     "--checkpoint-dir", str(tmp_path / "c1"), str(tmp_path / "c2")]) == 0
+    for name in sorted(p.name for p in reference.iterdir()):
+        assert (outs[0] / name).read_bytes() == (reference / name).read_bytes(), name
+    recorded = json.loads((outs[1] / "training.json").read_text())
+    assert (recorded["settings"]["setting"], recorded["settings"]["epochs"]) == ("short", 1)
+    assert (outs[1] / "model.safetensors").read_bytes() != \
+        (outs[0] / "model.safetensors").read_bytes()
+    code = cli.main(["finetune", "--model", "tiny", "--task", "sentiment", "--train",
+                     str(train_file), "--methods", "a", "b", "--settings",
+                     json.dumps(settings), "--out-dir", str(tmp_path / "x"),
+                     "--checkpoint-dir", str(tmp_path / "c3")])
+    assert code == 2
 
 
 def test_several_runs_are_all_or_none(bases: dict[str, Path], train_file: Path, tmp_path: Path,

@@ -73,11 +73,19 @@ def test_families_map_to_slurm_requests() -> None:
 
 
 def test_paper_profile_plans_downloads_offline() -> None:
-    proc = snakemake(["-n", "--configfile", "config/paper.yaml"], cwd=REPO)
+    proc = snakemake(["-n", "-p", "--configfile", "config/paper.yaml"], cwd=REPO)
     out = proc.stdout + proc.stderr
     for name in ("aclImdb_v1.tar.gz", "civil_comments_v1.2.zip", "SST_fairness_dataset.csv"):
         assert "resources/downloads/" in out and name in out
     assert "world_reviews" not in out
+    # the fine-tunings: no --seed replaces a named setting's own seed (bert4doc's 42) in the
+    # run's first replicate; the sentiment jobs name each run's method, whose setting the
+    # appendix's methods choose
+    commands = [line for line in out.splitlines() if " finetune --model " in line]
+    assert len(commands) == 6 and not any(" --seed " in c for c in commands)
+    sentiment = [c for c in commands if "--task sentiment" in c]
+    assert all("--methods baseline downstream-perturbed-data imdb-gendered" in c
+               for c in sentiment)
 
 
 @pytest.mark.slow

@@ -191,7 +191,7 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
             if g not in identities:
                 problems.append(f"config key 'models.embedded.stereotypes.associations.{attr}."
                                 f"{g}': not in 'identities'")
-    problems += _training_problems(models)
+    problems += _training_problems(models, config.get("methods"))
     problems += _study_problems(config)
     reviews = world.get("reviews")
     if reviews and reviews["sentences"]["min"] > reviews["sentences"]["max"]:
@@ -204,21 +204,27 @@ def _cross_key_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _training_problems(models: Mapping[str, Any]) -> list[str]:
-    """Named training settings: every name a task or a model chooses exists, and no model's
-    resolved setting has both warmup_steps and warmup_ratio (biasrepro.models.training)."""
+def _training_problems(models: Mapping[str, Any],
+                       methods: Mapping[str, Any] | None = None) -> list[str]:
+    """Named training settings: every name a task, a model or a method chooses exists, and
+    no resolved setting has both warmup_steps and warmup_ratio (biasrepro.models.training)."""
     from biasrepro.models import training
 
+    methods = methods or {}
     named = models["training"].get("named", {})
     choices = [(f"models.training.{task}", choice)
                for task, choice in models["training"].items() if task != "named"]
     choices += [(f"models.registry.{m}.training.{task}", choice)
                 for m, entry in models["registry"].items()
                 for task, choice in entry.get("training", {}).items()]
+    choices += [(f"methods.registry.{m}.training.{task}", choice)
+                for m, entry in methods.get("registry", {}).items()
+                for task, choice in (entry.get("training") or {}).items()]
     problems = [f"config key '{where}': '{choice}' is not in 'models.training.named'"
                 for where, choice in choices if isinstance(choice, str) and choice not in named]
     if problems:
         return problems
+    chosen = {name for where, name in choices if where.startswith("methods.")}
     for task, names in models["tasks"].items():
         for m in names:
             own = models["registry"].get(m, {}).get("training", {}).get(task)
@@ -228,6 +234,12 @@ def _training_problems(models: Mapping[str, Any]) -> list[str]:
                 problems.append(f"config key 'models.training.{task}' (model {m}): warmup_steps "
                                 f"{s['warmup_steps']} and warmup_ratio {s['warmup_ratio']}: "
                                 "give one")
+    for name in sorted(chosen):
+        s = named[name]
+        if s.get("warmup_ratio") is not None and s.get("warmup_steps"):
+            problems.append(f"config key 'models.training.named.{name}': warmup_steps "
+                            f"{s['warmup_steps']} and warmup_ratio {s['warmup_ratio']}: "
+                            "give one")
     return problems
 
 

@@ -234,13 +234,16 @@ class CostModel:
         raise ConfigError(f"{self.where}: no compute size for model {name!r}; add "
                           f"models.{entry.get('id', name)} (params, mlm_head)")
 
-    def training(self, task: str, model: str) -> dict[str, Any]:
-        """The settings ``model`` fine-tunes with for ``task``, resolved as ``biasrepro
-        finetune`` resolves them (named settings and registry overrides)."""
+    def training(self, task: str, model: str, method: str | None = None) -> dict[str, Any]:
+        """The settings ``model`` fine-tunes with for ``task`` (and ``method``), resolved as
+        ``biasrepro finetune`` resolves them (named settings, registry overrides, the
+        method's own setting)."""
         trainings = self.config["models"]["training"]
         own = self.registry.get(model, {}).get("training", {}).get(task)
+        choice = None if method is None else training.method_choice(self.methods, method, task)
         return training.resolve(trainings[task], own, trainings.get("named", {}),
-                                seed=self.config["seed"], task=task, model=model)
+                                seed=self.config["seed"], task=task, model=model,
+                                method_choice=choice, method=method or "METHOD")
 
     def split_rows(self, task: str, split: str) -> float:
         """Rows of a split of the task's data set (Civil Comments: preprocess fractions)."""
@@ -350,10 +353,10 @@ class CostModel:
     def finetune_runs(self, job: Job, task: str) -> list[tuple[str, float, float]]:
         """(method, training rows, validation rows) of each run of a fine-tuning job: the
         validation file's rows, or ``eval_fraction`` of the training data held out."""
-        s = self.training(task, job.wildcards["model"])
         validation = job.validation or ("none",) * len(job.output)
         runs = []
         for method, val in zip((Path(o).name for o in job.output), validation, strict=True):
+            s = self.training(task, job.wildcards["model"], method)
             rows = self.training_rows(task, self.methods[method]["data"])
             if val != "none":
                 runs.append((method, rows, self.validation_rows(task, val)))
@@ -371,12 +374,12 @@ class CostModel:
         its last step."""
         model = job.wildcards["model"]
         params, _ = self.model(model)
-        s = self.training(task, model)
-        length = min(self.data(TASK_DATASET[task])["batch_tokens"], s["max_length"])
-        epochs, batch = s["epochs"], s["batch_size"]
-        patience = s.get("early_stopping_patience")
         works = []
-        for _, train, held in self.finetune_runs(job, task):
+        for method, train, held in self.finetune_runs(job, task):
+            s = self.training(task, model, method)
+            length = min(self.data(TASK_DATASET[task])["batch_tokens"], s["max_length"])
+            epochs, batch = s["epochs"], s["batch_size"]
+            patience = s.get("early_stopping_patience")
             per_epoch = math.ceil(train / batch)
             steps = per_epoch * epochs
             every = s.get("eval_steps") or per_epoch  # steps between evaluations

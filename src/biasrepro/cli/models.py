@@ -40,24 +40,31 @@ def _finetune(args: argparse.Namespace) -> None:
     validation = args.validation or ["none"]
     shared = validation[0] if len(validation) == 1 else None
     per_run = ["none"] * len(args.train) if len(validation) == 1 else validation
+    methods = args.methods or [None] * len(args.train)
     given = {"--train": args.train, "--out-dir": args.out_dir,
              "--checkpoint-dir": args.checkpoint_dir, "--sentdebias": sentdebias,
-             "--validation": per_run}
+             "--validation": per_run, "--methods": methods}
     if len({len(values) for values in given.values()}) != 1:
         raise ConfigError("give one value per fine-tuning to each of " + ", ".join(
             f"{name} (got {len(values)})" for name, values in given.items()))
     spec = resolve(args.model, cfg.need(s, "models.registry"))
+    common = finetune.training_settings(s, args.model, args.task)
+    own = [None if method is None else finetune.training_settings(s, args.model, args.task,
+                                                                  method)
+           for method in methods]
     finetune.finetune_runs(
         spec,
         task=args.task,
         runs=[finetune.Run(train, out_dir, checkpoint_dir,
                            None if subspace == "none" else Path(subspace),
-                           None if valid == "none" else Path(valid))
-              for train, out_dir, checkpoint_dir, subspace, valid in zip(
-                  args.train, args.out_dir, args.checkpoint_dir, sentdebias, per_run,
+                           None if valid == "none" else Path(valid),
+                           None if mine is None or mine == common
+                           else _with_seed(mine, args.seed))
+              for train, out_dir, checkpoint_dir, subspace, valid, mine in zip(
+                  args.train, args.out_dir, args.checkpoint_dir, sentdebias, per_run, own,
                   strict=True)],
         validation=None if shared in (None, "none") else Path(shared),
-        settings=_with_seed(finetune.training_settings(s, args.model, args.task), args.seed),
+        settings=_with_seed(common, args.seed),
     )
 
 
@@ -137,6 +144,10 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     ft.add_argument("--sentdebias", nargs="+", default=None,
                     help="a SentenceDebias subspace file to attach before training "
                     "(upstream), or `none` (default: none for every run)")
+    ft.add_argument("--methods", nargs="+", default=None,
+                    help="each run's method (methods.registry): a method whose entry names "
+                    "a training setting for the task trains with it (default: every run "
+                    "with the model's setting)")
     ft.set_defaults(func=_finetune)
 
     pd_ = sub.add_parser("predict", help="score a Parquet of texts with a saved model",

@@ -515,6 +515,8 @@ class Run:
     checkpoint_dir: Path
     sentdebias: Path | None = None
     validation: Path | None = None
+    #: this run's own settings (its method names a training setting), else the shared ones
+    settings: dict[str, Any] | None = None
 
 
 def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
@@ -523,19 +525,20 @@ def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
     all). Each run seeds everything before it loads the model, so it writes exactly what it
     would alone. Every run's data is checked before the first trains; should a later run
     fail, the runs finished before it are removed too: all outputs or none."""
-    s = _check_settings(settings)
-
     def validation_of(run: Run) -> Path | None:
         chosen = run.validation if run.validation is not None else validation
         return None if chosen is None else Path(chosen)
 
+    def settings_of(run: Run) -> dict[str, Any]:
+        return run.settings if run.settings is not None else settings
+
     for run in runs:
-        _read_data(Path(run.train), validation_of(run), s)
+        _read_data(Path(run.train), validation_of(run), _check_settings(settings_of(run)))
     finished: list[Path] = []
     try:
         for run in runs:
             finetune(spec, task=task, train=run.train, validation=validation_of(run),
-                     settings=settings, out_dir=run.out_dir,
+                     settings=settings_of(run), out_dir=run.out_dir,
                      checkpoint_dir=run.checkpoint_dir, sentdebias=run.sentdebias)
             finished.append(Path(run.out_dir))
     except BaseException:
@@ -544,16 +547,23 @@ def finetune_runs(spec: ModelSpec, *, task: str, runs: Sequence[Run],
         raise
 
 
-def training_settings(settings: dict[str, Any], model: str, task: str) -> dict[str, Any]:
-    """The settings ``model`` fine-tunes with for ``task``: the task's, or the named setting
-    it picks, with the registry entry's overrides and the seed (models/training.py)."""
+def training_settings(settings: dict[str, Any], model: str, task: str,
+                      method: str | None = None) -> dict[str, Any]:
+    """The settings ``model`` fine-tunes with for ``task`` (and ``method``): the method's
+    named setting where its registry entry names one, else the task's, or the named setting
+    the model picks, with the registry entry's overrides; and the seed (models/training.py)."""
     registry = config.need(settings, "models.registry")
     if model not in registry:
         raise ConfigError(f"model {model!r} is not in models.registry "
                           f"(registered: {', '.join(sorted(registry))})")
     task_training = config.need(settings, f"models.training.{task}")
     own = registry[model].get("training", {}).get(task)
+    choice = None
+    if method is not None:
+        entry = config.optional(settings, f"methods.registry.{method}", None) or {}
+        choice = training.method_choice({method: entry}, method, task)
     named = {name: config.need(settings, f"models.training.named.{name}")
-             for name in training.used_names(task_training, own)}
+             for name in training.used_names(task_training, own, choice)}
     return training.resolve(task_training, own, named, seed=config.need(settings, "seed"),
-                            task=task, model=model)
+                            task=task, model=model, method_choice=choice,
+                            method=method or "METHOD")

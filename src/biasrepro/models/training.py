@@ -4,7 +4,10 @@ BiasFinder's published counts (Table 4, §6) come from one BERT fine-tuned with 
 BERT4doc code; its journal version fine-tunes every model with the Hugging Face Trainer and
 early stopping. Neither study's setting fits every model, so a configuration may hold
 *named settings* (``models.training.named.NAME``, every key) and choose one per task
-(``models.training.TASK: NAME``) or per model (``models.registry.MODEL.training.TASK: NAME``).
+(``models.training.TASK: NAME``), per model (``models.registry.MODEL.training.TASK: NAME``)
+or per method (``methods.registry.METHOD.training.TASK: NAME``: every model fine-tunes that
+method with it, as the toxicity paper's sentiment appendix trains its three architectures
+alike).
 A mapping in either place is what it has always been: the task's own values, or the
 model's overrides of its task's setting.
 
@@ -41,9 +44,11 @@ NAME = "setting"
 Choice = str | Mapping[str, Any]
 
 
-def used_names(task_training: Choice, own: Choice | None) -> list[str]:
-    """The named setting a task x model reads, if any: the model's choice, else the task's."""
-    for choice in (own, task_training):
+def used_names(task_training: Choice, own: Choice | None,
+               method: str | None = None) -> list[str]:
+    """The named setting a task x model (x method) reads, if any: the method's choice, else
+    the model's, else the task's."""
+    for choice in (method, own, task_training):
         if isinstance(choice, str):
             return [choice]
     return []
@@ -58,7 +63,8 @@ def _named(name: str, named: Mapping[str, Mapping[str, Any]], where: str) -> dic
 
 def resolve(task_training: Choice, own: Choice | None,
             named: Mapping[str, Mapping[str, Any]], *, seed: int, task: str = "TASK",
-            model: str = "MODEL") -> dict[str, Any]:
+            model: str = "MODEL", method_choice: str | None = None,
+            method: str = "METHOD") -> dict[str, Any]:
     """The settings one model fine-tunes with for one task.
 
     ``task_training`` is ``models.training.TASK``, ``own`` the model's
@@ -66,10 +72,13 @@ def resolve(task_training: Choice, own: Choice | None,
     ``models.training.named``. A name stands for that named setting; the model's mapping
     overrides single keys of its task's setting. The result holds ``seed`` (the
     configuration's, unless the setting has its own) and, when a named setting was used,
-    ``setting``: its name.
+    ``setting``: its name. ``method_choice``, the method's ``methods.registry.METHOD.training.
+    TASK`` (a name), takes the place of both.
     """
     where = f"models.registry.{model}.training.{task}"
-    if isinstance(own, str):
+    if method_choice is not None:
+        merged = _named(method_choice, named, f"methods.registry.{method}.training.{task}")
+    elif isinstance(own, str):
         merged = _named(own, named, where)
     else:
         base = (_named(task_training, named, f"models.training.{task}")
@@ -79,6 +88,11 @@ def resolve(task_training: Choice, own: Choice | None,
     if missing:
         raise ConfigError(f"training settings of {model} for {task} lack {', '.join(missing)}")
     return {"seed": seed, **merged}
+
+
+def method_choice(methods: Mapping[str, Any], method: str, task: str) -> str | None:
+    """The named setting ``methods.registry.METHOD.training.TASK`` chooses, if any."""
+    return (methods.get(method) or {}).get("training", {}).get(task)
 
 
 def describe(settings: Mapping[str, Any]) -> str:

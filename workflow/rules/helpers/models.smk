@@ -3,9 +3,12 @@ sets each model scores."""
 
 
 def seed_arg(wildcards, task):
-    """``--seed N`` for a fine-tuning replicate whose seed is not the one the model's training
-    setting resolves to anyway (`seed`, or the setting's own), else nothing."""
-    seed = int(wildcards.seed) if "seed" in wildcards.keys() else SEEDS[0]
+    """``--seed N`` for a further seed's replicate (config `seeds`) whose seed is not the one
+    the model's training setting resolves to anyway, else nothing: the first replicate trains
+    with what its setting resolves to (`seed`, or a named setting's own, as bert4doc's 42)."""
+    if "seed" not in wildcards.keys():
+        return ""
+    seed = int(wildcards.seed)
     training = config["models"]["training"]
     own = MODELS[wildcards.model].get("training", {}).get(task)
     named = {n: training["named"][n] for n in brtraining.used_names(training[task], own)}
@@ -57,16 +60,22 @@ def finetune_args(wildcards, task):
     validation = [validation_data_of(task, m) or "none" for m in methods]
     if set(validation) != {"none"}:
         args += ["--validation", *validation]
+    if any(brtraining.method_choice(METHOD_REGISTRY, m, task) for m in methods):
+        args += ["--methods", *methods]
     return shlex.join(args)
 
 
 def finetune_settings(wildcards, task):
-    """The seed, the model's registry entry, the task's settings and the named setting the
-    model trains with, if any (biasrepro.models.training)."""
+    """The seed, the model's registry entry, the task's settings and the named settings the
+    model trains with, its own and those its methods name (biasrepro.models.training)."""
     own = MODELS[wildcards.model].get("training", {}).get(task)
     named = brtraining.used_names(config["models"]["training"][task], own)
+    chosen = {m: c for m in finetune_methods(task)
+              if (c := brtraining.method_choice(METHOD_REGISTRY, m, task))}
+    named = sorted({*named, *chosen.values()})
     return settings("seed", f"models.registry.{wildcards.model}", f"models.training.{task}",
-                    *(f"models.training.named.{name}" for name in named))
+                    *(f"models.training.named.{name}" for name in named),
+                    *(f"methods.registry.{m}" for m in sorted(chosen)))
 
 
 def pretrain_settings(wildcards):
