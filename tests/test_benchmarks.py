@@ -153,3 +153,16 @@ def test_paper_dryrun_runs_the_data_path_small(tmp_path: Path) -> None:
     assert "| `perturb_training` | 3 (" in text and "| **total** | 17 |" in text
     config = (tmp_path / "run" / "paper-dryrun.yaml").read_text()
     assert "profile: paper" in config and "dryrun-tiny-mlm" in config
+
+
+def test_neuralcoref_benchmark_reports_the_ratio_and_the_same_clusters(tmp_path: Path) -> None:
+    """The first layer per mention against per pair, on weights in the published layout
+    (random, small): the same clusters both ways, and the ratio printed."""
+    from test_neuralcoref import write_weights
+
+    corpus = tmp_path / "reviews.tsv"
+    corpus.write_text("1\tMy sister has a dog. She loves him and he loves her.\n"
+                      "0\tThe director said his film was long, and the critics agreed.\n")
+    out = _run("neuralcoref.py", "--weights", str(write_weights(tmp_path / "w")),
+               "--corpus", str(corpus), "--n", "6")
+    assert "ratio vs naive:" in out and "same clusters: True" in out

@@ -30,33 +30,46 @@ def _pct(k: int, n: int) -> str:
     return f"{100 * k / n:.1f} % ({100 * ci.low:.1f}–{100 * ci.high:.1f})"
 
 
+def by_backend(frame: pd.DataFrame, column: str, backend: str) -> pd.DataFrame:
+    """The rows whose ``;``-separated ``column`` names ``backend``."""
+    return frame[frame[column].str.split(";").apply(lambda b: backend in b)]
+
+
+def template_cells(templates: pd.DataFrame, characteristic: str, backend: str,
+                   reviews: int) -> str:
+    """``templates | labelled | defective (95 % CI) | target`` of one backend's templates of
+    one characteristic (occupation: a sample, film credits counted apart)."""
+    made = by_backend(templates[templates["characteristic"] == characteristic], "made_by",
+                      backend)
+    if characteristic == "occupation":
+        counted = made[made["label"] != "credit"]
+        made_cell = f"{len(made)} sampled, {len(made) - len(counted)} credits"
+    else:
+        counted = made
+        made_cell = f"{len(made)} ({100 * len(made) / reviews:.1f} % of reviews)"
+    k = int((~counted["label"].isin(NOT_DEFECTS)).sum())
+    return (f"{made_cell} | {len(counted)} | {_pct(k, len(counted))} | "
+            f"{TARGETS[characteristic]} |")
+
+
+def rejection_cells(rejections: pd.DataFrame, backend: str) -> str:
+    """The same four cells for the reviews ``backend`` refused: wrong among single-person."""
+    refused = by_backend(rejections, "refused_by", backend)
+    single = refused[refused["label"].isin(["right", "wrong"])]
+    k = int((single["label"] == "wrong").sum())
+    return (f"{len(refused)} refused | {len(single)} single-person | "
+            f"{_pct(k, len(single))} | {TARGETS['rejections']} |")
+
+
 def fresh_table() -> list[str]:
     """The Markdown rows the labels give."""
     templates = pd.read_csv(FRESH / "templates.csv", dtype=str, keep_default_na=False)
     rejections = pd.read_csv(FRESH / "rejections.csv", dtype=str, keep_default_na=False)
     rows = ["| characteristic | backend | templates | labelled | defective (95 % CI) | target |",
             "|---|---|---:|---:|---:|---|"]
-    for characteristic in ("gender", "country", "occupation"):
-        for backend in BACKENDS:
-            made = templates[(templates["characteristic"] == characteristic)
-                             & templates["made_by"].str.split(";").apply(
-                                 lambda b, x=backend: x in b)]
-            if characteristic == "occupation":
-                counted = made[made["label"] != "credit"]
-                made_cell = f"{len(made)} sampled, {len(made) - len(counted)} credits"
-            else:
-                counted = made
-                made_cell = f"{len(made)} ({100 * len(made) / REVIEWS:.1f} % of reviews)"
-            k = int((~counted["label"].isin(NOT_DEFECTS)).sum())
-            rows.append(f"| {characteristic} | {backend} | {made_cell} | {len(counted)} | "
-                        f"{_pct(k, len(counted))} | {TARGETS[characteristic]} |")
-    for backend in BACKENDS:
-        refused = rejections[rejections["refused_by"].str.split(";").apply(
-            lambda b, x=backend: x in b)]
-        single = refused[refused["label"].isin(["right", "wrong"])]
-        k = int((single["label"] == "wrong").sum())
-        rows.append(f"| wrong rejections | {backend} | {len(refused)} refused | {len(single)} "
-                    f"single-person | {_pct(k, len(single))} | {TARGETS['rejections']} |")
+    rows += [f"| {c} | {b} | {template_cells(templates, c, b, REVIEWS)}"
+             for c in ("gender", "country", "occupation") for b in BACKENDS]
+    rows += [f"| wrong rejections | {b} | {rejection_cells(rejections, b)}" for b in BACKENDS]
     return rows
 
 

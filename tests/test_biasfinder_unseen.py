@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 from conftest import REPO
-from scipy.stats import binomtest
-from test_biasfinder_fresh import NOT_DEFECTS, TARGETS, TEMPLATE_LABELS
+from test_biasfinder_fresh import TEMPLATE_LABELS, rejection_cells, template_cells
 
 UNSEEN = REPO / "tests" / "data" / "biasfinder_unseen"
 DOC = REPO / "docs" / "biasfinder-templates.md"
@@ -24,42 +23,18 @@ def _read(name: str) -> pd.DataFrame:
     return pd.read_csv(UNSEEN / name, dtype=str, keep_default_na=False)
 
 
-def _pct(k: int, n: int) -> str:
-    ci = binomtest(k, n).proportion_ci(method="wilson")
-    return f"{100 * k / n:.1f} % ({100 * ci.low:.1f}–{100 * ci.high:.1f})"
-
-
-def _by(frame: pd.DataFrame, column: str, backend: str) -> pd.DataFrame:
-    return frame[frame[column].str.split(";").apply(lambda b: backend in b)]
-
-
 def unseen_table() -> list[str]:
     """The Markdown rows the labels give: per round, characteristic and backend."""
     templates, rejections = _read("templates.csv"), _read("rejections.csv")
     rows = ["| round | characteristic | backend | templates | labelled | defective (95 % CI) "
             "| target |", "|---|---|---|---:|---:|---:|---|"]
     for rnd, backends in ROUNDS.items():
-        for characteristic in ("gender", "country", "occupation"):
-            for backend in backends:
-                made = _by(templates[(templates["round"] == rnd)
-                                     & (templates["characteristic"] == characteristic)],
-                           "made_by", backend)
-                if characteristic == "occupation":
-                    counted = made[made["label"] != "credit"]
-                    cell = f"{len(made)} sampled, {len(made) - len(counted)} credits"
-                else:
-                    counted = made
-                    cell = f"{len(made)} ({100 * len(made) / REVIEWS:.1f} % of reviews)"
-                k = int((~counted["label"].isin(NOT_DEFECTS)).sum())
-                rows.append(f"| {rnd} | {characteristic} | {backend} | {cell} | {len(counted)} "
-                            f"| {_pct(k, len(counted))} | {TARGETS[characteristic]} |")
-        for backend in backends:
-            refused = _by(rejections[rejections["round"] == rnd], "refused_by", backend)
-            single = refused[refused["label"].isin(["right", "wrong"])]
-            k = int((single["label"] == "wrong").sum())
-            rows.append(f"| {rnd} | wrong rejections | {backend} | {len(refused)} refused | "
-                        f"{len(single)} single-person | {_pct(k, len(single))} | "
-                        f"{TARGETS['rejections']} |")
+        mine = templates[templates["round"] == rnd]
+        rows += [f"| {rnd} | {c} | {b} | {template_cells(mine, c, b, REVIEWS)}"
+                 for c in ("gender", "country", "occupation") for b in backends]
+        refused = rejections[rejections["round"] == rnd]
+        rows += [f"| {rnd} | wrong rejections | {b} | {rejection_cells(refused, b)}"
+                 for b in backends]
     return rows
 
 
