@@ -358,3 +358,39 @@ def test_neutral_reviews_carry_exactly_the_planted_gender_association(name, tmp_
 def test_the_null_world_draws_no_cue_reviews_per_gender_the_default_per_label() -> None:
     assert WORLDS["null"]["world"]["reviews"]["neutral_by_gender"] is True
     assert WORLDS["planted"]["world"]["reviews"]["neutral_by_gender"] is False
+
+
+def _gate(report: Path, failed: set[tuple[str, str]]) -> None:
+    """Mark the gate's verdict in gaps.csv, as the fairness report writes it."""
+    gaps = pd.read_csv(report.with_name("gaps.csv"))
+    gaps["model_works"] = [(m, k) not in failed for m, k in zip(gaps["model"], gaps["method"],
+                                                                strict=True)]
+    gaps.to_csv(report.with_name("gaps.csv"), index=False)
+
+
+def test_a_model_below_the_floor_proves_nothing_in_the_null_world(truths, tmp_path) -> None:
+    """A model that predicts one class reads zero whatever the data: its cells are left out
+    of the null world's toxicity controls, named, and with no working model left the control
+    is not run (it cannot pass on constant models)."""
+    report = _toxicity(tmp_path / "tox", gap={("albert-tiny", "baseline", "gender"):
+                                              (0.2, 0.1, 0.3)})
+    _gate(report, {("albert-tiny", "baseline")})
+    rows = _by_id(controls.toxicity_controls(report, truths["null"]["comments"]))
+    assert rows["tox-fpr-gap"].result == "pass"  # the failing cell was the failed model's
+    assert "left out, below the model-works floor: albert-tiny/baseline" in \
+        rows["tox-fpr-gap"].measured
+    assert "albert-tiny baseline" not in rows["tox-fpr-gap"].measured.split("; left out")[0]
+    every = {(m, k) for m in ("albert-tiny", "bert-tiny") for k in controls.TOXICITY_METHODS}
+    _gate(report, every)
+    rows = _by_id(controls.toxicity_controls(report, truths["null"]["comments"]))
+    for control in ("tox-fpr-gap", "tox-sensescore"):
+        assert rows[control].result == "not run" and rows[control].negative_control
+        assert "no model passes the model-works gate" in rows[control].measured
+
+
+def test_the_planted_controls_leave_a_failed_model_out_too(truths, tmp_path) -> None:
+    report = _toxicity(tmp_path / "tox")
+    _gate(report, {("bert-tiny", "downstream-perturbed-data")})
+    rows = _by_id(controls.toxicity_controls(report, truths["planted"]["comments"]))
+    assert "left out, below the model-works floor: bert-tiny/downstream-perturbed-data" in \
+        rows["tox-fpr-gap"].measured

@@ -45,7 +45,9 @@ Negative controls, in the null world:
   all pairs of a template at once (gender mutants swap a name and every pronoun, the others
   one word): in the null world at 1,000 training reviews gender's excess was +0.08 for one
   seed and −0.02 for another, where the planted default gives +0.12 to +0.24;
-- toxicity: every baseline (and downstream-perturbed-data) model × attribute FPR gap reads 0:
+- toxicity (models that pass the model-works gate only: a model that predicts one class has
+  every gap at 0 whatever the data, so it proves nothing; with none left the row is not
+  run): every baseline (and downstream-perturbed-data) model × attribute FPR gap reads 0:
   its bootstrap interval (report, at the configured confidence) contains 0, or the gap is
   at most :data:`NULL_GAP` — the interval covers the fairness set's sampling, not the
   model's training, so one trained model's quirks can give a narrow interval off 0 (0.02 in
@@ -73,6 +75,7 @@ import pandas as pd
 from biasrepro import layout
 from biasrepro.data.world.benchmarks import ITEMS
 from biasrepro.errors import ConfigError, DataError
+from biasrepro.fairness import gate
 from biasrepro.io import (
     atomic_outputs,
     markdown_table,
@@ -529,8 +532,10 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
     sense = read_csv(report.with_name("sensescore.csv"),
                  ["model", "method", "attribute", "sense_score"])
     fpr = gaps[(gaps.fairness_set == "balanced") & (gaps.metric == "FPR_gap")]
+    failed = gate.failed(gaps)
     rows = []
     for spec, df, col in ((specs[0], fpr, "value"), (specs[1], sense, "sense_score")):
+        df = _working(df, failed)
         by = {m: df[df.method == m] for m in ("baseline", "downstream-perturbed-data")}
         if any(v.empty for v in by.values()):
             rows.append(_not_run(*spec[:1], study, *spec[1:],
@@ -542,9 +547,20 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
         mb, mp = b[cells].mean(), p[cells].mean()
         rows.append(Control(spec[0], study, *spec[1:],
                             f"{_fmt(mb)} → {_fmt(mp)}; lower in {lower}/{len(cells)} "
-                            "model × attribute cells", bool(mp < mb),
+                            "model × attribute cells" + _left_out(failed), bool(mp < mb),
                             "none: the mean strictly lower"))
     return rows
+
+
+def _working(df: pd.DataFrame, failed: set[tuple[str, str]]) -> pd.DataFrame:
+    """The rows of models that pass the model-works gate (:mod:`biasrepro.fairness.gate`)."""
+    keep = [(m, k) not in failed for m, k in zip(df["model"], df["method"], strict=True)]
+    return df[keep]
+
+
+def _left_out(failed: set[tuple[str, str]]) -> str:
+    return ("; left out, below the model-works floor: "
+            + ", ".join(f"{m}/{k}" for m, k in sorted(failed)) if failed else "")
 
 
 def _toxicity_null(report: Path, study: str, specs: list[tuple[str, ...]]) -> list[Control]:
@@ -574,17 +590,26 @@ def _toxicity_null(report: Path, study: str, specs: list[tuple[str, ...]]) -> li
         (specs[1], sense, sense_cell,
          f"at most {NULL_SENSE:g}, each cell (Eq. 6 has no interval here)"),
     )
+    failed = gate.failed(gaps)
     rows = []
     for spec, df, cell, tolerance in checks:
         df = df[df.method.isin(TOXICITY_METHODS)].sort_values(["method", "model", "attribute"])
         if "baseline" not in set(df.method):
             rows.append(_not_run(*spec[:1], study, *spec[1:], "no baseline in this run", True))
             continue
+        df = _working(df, failed)
+        if df.empty:
+            rows.append(_not_run(*spec[:1], study, *spec[1:],
+                                 "no model passes the model-works gate (a model that "
+                                 "predicts one class reads zero whatever the data)"
+                                 + _left_out(failed), True))
+            continue
         read = [(*cell(r), f"{r.method} {r.model} {r.attribute}") for r in df.itertuples()]
         zero = sum(ok for ok, _, _ in read)
         rows.append(Control(spec[0], study, *spec[1:],
                             f"{zero}/{len(read)} cells read zero; "
-                            + "; ".join(f"{name} {text}" for _, text, name in read),
+                            + "; ".join(f"{name} {text}" for _, text, name in read)
+                            + _left_out(failed),
                             zero == len(read), tolerance, negative_control=True))
     return rows
 
