@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
     from biasrepro.biasfinder.wordlists import Wordlists
     from biasrepro.nlp.coref import FastCoref, RuleCoref
+    from biasrepro.nlp.neuralcoref import NeuralCoref
+
+    Backend = RuleCoref | FastCoref | NeuralCoref
 
 log = logging.getLogger(__name__)
 _WORD = re.compile(r"[a-z]+")
@@ -95,10 +98,10 @@ def candidate_words(wordlists: Wordlists) -> frozenset[str]:
     return frozenset(pronouns | nouns | occupations | titles)
 
 
-def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: RuleCoref | FastCoref, *,
+def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: Backend, *,
                  batch_size: int = 64, n_process: int = 1,
                  wordlists: Wordlists | None = None,
-                 confirm: RuleCoref | FastCoref | None = None) -> list[Doc]:
+                 confirm: Backend | None = None) -> list[Doc]:
     """Parse the distinct texts of ``frame`` (columns id, text, label) and resolve coreference.
 
     A repeated text is parsed once, under the id of its first row. With ``wordlists``, a
