@@ -207,6 +207,15 @@ def test_controls_command_writes_three_files_identically(tmp_path: Path) -> None
     assert summary["failed"] == 0 and summary["passed"] >= 5
     md = (tmp_path / "a" / "controls.md").read_text()
     assert md.startswith("# Planted-bias controls") and "| data-counts |" in md
+    # checks that hold by construction are bookkeeping: shown apart, never counted
+    records = {r["id"]: r for r in summary["controls"]}
+    assert not records["perturb-selection"]["evidence"] and records["data-counts"]["evidence"]
+    evidence = [r for r in summary["controls"] if r["evidence"]]
+    assert summary["total"] == len(evidence) < len(summary["controls"])
+    assert summary["bookkeeping"]["total"] == len(summary["controls"]) - len(evidence)
+    evidence_part, books = md.split("## Bookkeeping")
+    assert "| perturb-selection |" in books and "| perturb-selection |" not in evidence_part
+    assert "whatever the data" in books
 
 
 def test_a_malformed_input_is_one_error_and_no_outputs(tmp_path: Path, capsys) -> None:

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,18 @@ from biasrepro.io import (
 #: files written by :func:`write_controls`
 OUTPUTS = ("controls.csv", "controls.md", "controls.json")
 COLUMNS = ["id", "study", "control", "planted", "expected", "tolerance", "measured", "result",
-           "negative_control"]
+           "negative_control", "evidence"]
+#: checks that hold by construction, whatever the world plants: run and shown as
+#: bookkeeping (a broken step still fails them), never counted as evidence that the
+#: pipeline measures planted bias
+BOOKKEEPING = {
+    "restratify-ratio": "re-stratification adds positives until its target ratio is met, in "
+                        "any world (the null world too)",
+    "perturb-selection": "copying rows into every other group of an attribute removes the "
+                         "selection bias (Eq. 4) whatever the data",
+    "rep-seat-debias": "projecting out a subspace lowers an attribute's SEAT effect size "
+                       "whatever was planted",
+}
 #: absolute tolerance for quantities the world fixes exactly (float round-off only)
 EXACT = 1e-9
 #: null world: how far gender's BTC rate may sit above the higher of occupation's and
@@ -117,6 +128,8 @@ class Control:
     tolerance: str = ""  # how far ``measured`` may be from ``expected``
     #: nothing is planted for this control in this world: the measurement must read zero
     negative_control: bool = False
+    #: False for a check that holds by construction (:data:`BOOKKEEPING`)
+    evidence: bool = True
 
     @property
     def result(self) -> str:
@@ -767,22 +780,38 @@ def controls(inputs: Inputs) -> list[Control]:
         lambda: toxicity_controls(inputs.toxicity, inputs.comments_truth),
         lambda: representation_controls(inputs.representation, inputs.stereotypes_truth),
     ]
-    return [c for step in steps for c in step()]
+    return [replace(c, evidence=c.id not in BOOKKEEPING) for step in steps for c in step()]
+
+
+def _counts(rows: Sequence[Control]) -> dict[str, int]:
+    return {r: sum(c.result == r for c in rows) for r in ("pass", "FAIL", "not run")}
 
 
 def write_controls(inputs: Inputs, out_dir: Path) -> list[Control]:
-    """Write ``controls.{csv,md,json}`` to ``out_dir``."""
+    """Write ``controls.{csv,md,json}`` to ``out_dir``. The counts are the evidence's; the
+    bookkeeping checks (:data:`BOOKKEEPING`) are counted and shown apart."""
     rows = controls(inputs)
     records = [{**asdict(c), "result": c.result} for c in rows]
-    counts = {r: sum(c.result == r for c in rows) for r in ("pass", "FAIL", "not run")}
+    evidence = [c for c in rows if c.evidence]
+    kept = [c for c in rows if not c.evidence]
+    counts, books = _counts(evidence), _counts(kept)
     summary = {"controls": records, "passed": counts["pass"], "failed": counts["FAIL"],
-               "not_run": counts["not run"], "total": len(rows)}
+               "not_run": counts["not run"], "total": len(evidence),
+               "bookkeeping": {"passed": books["pass"], "failed": books["FAIL"],
+                               "not_run": books["not run"], "total": len(kept)}}
+    shown = [c for c in COLUMNS if c != "evidence"]
     md = ("# Planted-bias controls\n\n"
           "Each control compares what the embedded world plants with what this run "
-          f"measured. Passed {counts['pass']} of {len(rows)}; failed {counts['FAIL']}; "
+          f"measured. Passed {counts['pass']} of {len(evidence)}; failed {counts['FAIL']}; "
           f"not run {counts['not run']}. A row marked negative_control is about a bias this "
           "world does not plant: its measurement must read zero within its tolerance.\n\n"
-          + markdown_table(records, COLUMNS))
+          + markdown_table([r for r in records if r["evidence"]], shown)
+          + "\n\n## Bookkeeping\n\nChecks that hold by construction whatever the world "
+          "plants, so they are no evidence that bias is measured; a broken step still fails "
+          f"them. Passed {books['pass']} of {len(kept)}; failed {books['FAIL']}; not run "
+          f"{books['not run']}.\n\n"
+          + markdown_table([{**r, "why": BOOKKEEPING[r["id"]]} for r in records
+                            if not r["evidence"]], [*shown, "why"]))
     csv = pd.DataFrame(records, columns=COLUMNS).to_csv(index=False, lineterminator="\n")
     with atomic_outputs(*(out_dir / name for name in OUTPUTS)) as (c, m, j):
         write_text(csv, c)
