@@ -71,9 +71,10 @@ def write_weights(folder: Path, seed: int = 0) -> Path:
 
 
 def test_distances_fall_in_the_published_bins() -> None:
-    assert [nc._distance(d)[0] for d in (0, 1, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 500)] == [
-        0, 1, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9]
-    assert nc._distance(32)[1] == 0.5 and nc._distance(64)[1] == nc._distance(900)[1] == 1.0
+    bins, _ = nc._distances(np.array([0, 1, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 500]))
+    assert bins.tolist() == [0, 1, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9]
+    _, values = nc._distances(np.array([32, 64, 900]))
+    assert values[0] == 0.5 and values[1] == values[2] == 1.0
 
 
 def test_mentions_are_noun_phrases_pronouns_and_entities_never_i_or_you(nlp) -> None:

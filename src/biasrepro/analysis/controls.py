@@ -545,7 +545,7 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
     sense = read_csv(report.with_name("sensescore.csv"),
                  ["model", "method", "attribute", "sense_score"])
     fpr = gaps[(gaps.fairness_set == "balanced") & (gaps.metric == "FPR_gap")]
-    failed = {f for f in gate.failed(gaps) if f[1] in TOXICITY_METHODS}
+    failed = _failed(gaps)
     rows = []
     for spec, df, col in ((specs[0], fpr, "value"), (specs[1], sense, "sense_score")):
         df = _working(df, failed)
@@ -563,6 +563,11 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
                             "model × attribute cells" + _left_out(failed), bool(mp < mb),
                             "none: the mean strictly lower"))
     return rows
+
+
+def _failed(gaps: pd.DataFrame) -> set[tuple[str, str]]:
+    """The (model, method) pairs of :data:`TOXICITY_METHODS` the model-works gate failed."""
+    return {f for f in gate.failed(gaps) if f[1] in TOXICITY_METHODS}
 
 
 def _working(df: pd.DataFrame, failed: set[tuple[str, str]]) -> pd.DataFrame:
@@ -603,7 +608,7 @@ def _toxicity_null(report: Path, study: str, specs: list[tuple[str, ...]]) -> li
         (specs[1], sense, sense_cell,
          f"at most {NULL_SENSE:g}, each cell (Eq. 6 has no interval here)"),
     )
-    failed = {f for f in gate.failed(gaps) if f[1] in TOXICITY_METHODS}
+    failed = _failed(gaps)
     rows = []
     for spec, df, cell, tolerance in checks:
         df = df[df.method.isin(TOXICITY_METHODS)].sort_values(["method", "model", "attribute"])

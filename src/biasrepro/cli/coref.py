@@ -117,14 +117,14 @@ def _backend(args: argparse.Namespace, nlp: Any) -> Any:
 
             learned = Resolver.load(args.resolver)
         return RuleCoref(wordlists.load(directory=args.wordlists), resolver=learned)
-    if args.backend == "neuralcoref":
-        from biasrepro.nlp.neuralcoref import GREEDYNESS, NeuralCoref
+    from biasrepro.nlp.coref import make_backend
 
+    if args.backend == "neuralcoref":  # the configured greedyness, the weights given
         configured = optional(args.settings, "biasfinder.coref", None) or {}
-        return NeuralCoref(args.model, greedyness=configured.get("greedyness", GREEDYNESS))
+        chosen = {k: v for k, v in configured.items() if k == "greedyness"}
+        return make_backend({"backend": "neuralcoref", **chosen}, nlp, None,  # type: ignore[arg-type]
+                            weights=args.model)
     if args.model is None:  # the configured model: a local folder or a pinned Hub id
-        from biasrepro.nlp.coref import make_backend
-
         return make_backend(args.settings["biasfinder.coref"], nlp, None)  # type: ignore[arg-type]
     return FastCoref(args.model, nlp=nlp, kind=args.kind, device=args.device)
 

@@ -85,14 +85,9 @@ DISTANCE_BINS = np.array(list(range(5)) + [5] * 3 + [6] * 8 + [7] * 16 + [8] * 3
 N_BINS = 10
 
 
-def _distance(d: int) -> tuple[int, float]:
-    """A distance as (bin, value): the bin's one-hot index and min(d, 64) / 64."""
-    bins, values = _distances(np.array([d]))
-    return int(bins[0]), float(values[0])
-
-
 def _distances(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_distance` of every element of the (non-negative) integer array ``d``."""
+    """Each (non-negative) distance of ``d`` as (bin, value): the bin's one-hot index and
+    min(d, 64) / 64."""
     n = len(DISTANCE_BINS)
     bins = np.where(d < n, DISTANCE_BINS[np.minimum(d, n - 1)], DISTANCE_BINS[-1] + 1)
     return bins, np.minimum(d, n).astype(np.float32) / n
@@ -276,8 +271,9 @@ class NeuralCoref:
         self._unknown = self.weights.static[1][self.weights.static[0][hash_string("*UNK*")]]
         self._missing = self.weights.tuned[1][self.weights.tuned[0][hash_string("<missing>")]]
 
-    def _word(self, key: str, tuned: bool = True) -> np.ndarray:
-        h = hash_string(key)
+    def _word(self, h: int, tuned: bool = True) -> np.ndarray:
+        """The embedding of the word whose spaCy hash is ``h``: tuned where there is one
+        (``tuned``), else static, else the static unknown word."""
         if tuned and h in self.weights.tuned[0]:
             return self.weights.tuned[1][self.weights.tuned[0][h]]
         row = self.weights.static[0].get(h)
@@ -285,7 +281,9 @@ class NeuralCoref:
 
     def _embeddings(self, doc: Doc, spans: list[SpacySpan]) -> np.ndarray:
         """The 13 embeddings of each mention, one row of 650 per mention."""
-        keys = ["0" if t.is_digit else t.lower_ for t in doc]
+        # the hash of the lower-cased text: spaCy 3's own ``lower`` attribute is not that for
+        # some tokens (a capitalised "Mark" of the small model's vocabulary)
+        keys = [hash_string("0" if t.is_digit else t.lower_) for t in doc]
         tuned = np.stack([self._word(k) for k in keys]) if keys else np.zeros((0, EMBED))
         static = np.stack([self._word(k, tuned=False) for k in keys]) if keys else tuned
         zeros = np.zeros(EMBED, dtype=np.float32)
@@ -312,17 +310,21 @@ class NeuralCoref:
         return out
 
     def _single_features(self, spans: list[SpacySpan], sent_of: list[int]) -> np.ndarray:
+        """Type (one-hot), length (binned and scaled), position among the mentions, and
+        whether another mention of the sentence contains it."""
         n = len(spans)
+        rows = np.arange(n)
         feats = np.zeros((n, SINGLE_FEATS), dtype=np.float32)
-        for i, span in enumerate(spans):
-            feats[i, _mention_type(span)] = 1
-            bin_, value = _distance(len(span) - 1)
-            feats[i, 4 + bin_] = 1
-            feats[i, 14] = value
-            feats[i, 15] = i / n
-            feats[i, 16] = any(j != i and sent_of[j] == sent_of[i]
-                               and spans[j].start <= span.start and spans[j].end >= span.end
-                               for j in range(n))
+        feats[rows, [_mention_type(s) for s in spans]] = 1
+        bins, values = _distances(np.array([len(s) - 1 for s in spans]))
+        feats[rows, 4 + bins], feats[:, 14] = 1, values
+        feats[:, 15] = rows / n
+        sent = np.asarray(sent_of)
+        starts, ends = np.array([s.start for s in spans]), np.array([s.end for s in spans])
+        inside = ((sent[:, None] == sent[None, :]) & (starts[None, :] <= starts[:, None])
+                  & (ends[None, :] >= ends[:, None]))
+        np.fill_diagonal(inside, False)
+        feats[:, 16] = inside.any(axis=1)
         return feats
 
     def _candidates(self, content: list[set[str]]) -> tuple[np.ndarray, np.ndarray]:
