@@ -407,3 +407,22 @@ def test_a_failed_model_of_another_method_is_not_named(truths, tmp_path) -> None
     for world in ("planted", "null"):
         rows = _by_id(controls.toxicity_controls(report, truths[world]["comments"]))
         assert "left out" not in rows["tox-fpr-gap"].measured, world
+
+
+def test_biasfinder_controls_read_only_working_sentiment_models(truths, tmp_path) -> None:
+    """A sentiment model the gate failed has no BTCs whatever the data: the BiasFinder
+    controls leave it out and name it, in either world; none left, they are not run."""
+    table = _biasfinder(tmp_path / "bf.csv", {("albert-tiny", "baseline", "gender"): 0.5})
+    report = _toxicity(tmp_path / "sent")  # a report with gaps.csv, as the sentiment one
+    _gate(report, {("albert-tiny", "baseline")})
+    rows = _by_id(controls.biasfinder_controls(table, truths["null"]["reviews"], report))
+    assert rows["btc-gender-strongest"].result == "pass"  # the failing rate was albert's
+    assert rows["btc-gender-strongest"].measured.startswith("1/1 models; bert-tiny")
+    assert "left out, below the model-works floor: albert-tiny/baseline" in \
+        rows["btc-gender-strongest"].measured
+    _gate(report, {(m, k) for m in MODELS for k in ("baseline", "downstream-perturbed-data")})
+    for world in ("planted", "null"):
+        rows = _by_id(controls.biasfinder_controls(table, truths[world]["reviews"], report))
+        for control in ("btc-gender-strongest", "btc-perturbed-lower"):
+            assert rows[control].result == "not run", world
+            assert "no model passes the model-works gate" in rows[control].measured

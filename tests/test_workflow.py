@@ -131,7 +131,7 @@ def test_small_profile_runs_and_reruns_byte_identically(small_run: Path, tmp_pat
     # The controls pass on the world, every paper table and figure is written, the
     # headline metrics and the run record exist, and the HTML report opens with the controls.
     # (the small profile trains too briefly for the models' controls: they may fail or,
-    # lacking a method, not run; the default passes all twelve)
+    # lacking a method, not run; the default passes all of them)
     controls = json.loads((checkout / "results/analysis/controls.json").read_text())
     results = {c["id"]: c["result"] for c in controls["controls"]}
     assert all(results[k] == "pass" for k in ("data-counts", "data-selection",

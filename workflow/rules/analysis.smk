@@ -9,7 +9,7 @@ include: "helpers/analysis.smk"
 rule analysis_controls:
     """Planted truth of the embedded world against what this run measured, pass/fail."""
     input:
-        **analysis_inputs(),
+        **controls_inputs(),
     output:
         csv=report(
             f"{ANALYSIS}/controls.csv",

@@ -31,6 +31,20 @@ Controls, in the papers' terms:
   debiased attribute's SEAT effect size in at least two thirds of the model × attribute
   cells (each model's count listed).
 
+Negative controls in every world that generates two groups of an attribute alike (the
+embedded default: black and asian, muslim and jewish; :func:`alike_pairs`):
+
+- toxicity: every working baseline and perturbed-data model scores the two groups' versions
+  of the balanced set alike — their FPR difference (Eq. 1 with one group a side) reads zero
+  by its paired bootstrap interval or within :data:`NULL_GAP` (tox-alike-fpr). It fails when
+  a label leaks into one group's rows or a model tells the groups apart by their words alone.
+
+BiasFinder has no such control in the default world: its occupation and country mutants
+swap in words the training reviews never carry with a label (70 of the 100 occupations, the
+person names of every country), and a trained model's response to an unseen word is not
+zero (``btc-class-effects`` in docs/embedded-default.md: such classes move a probability by
+up to about 0.1), so no class of it is planted to read zero.
+
 Negative controls, in the null world:
 
 - data: selection and overamplification bias read 0 exactly (the derivation gives 0);
@@ -71,11 +85,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from scipy.stats import t as t_dist
 
 from biasrepro import layout
 from biasrepro.data.world.benchmarks import ITEMS
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.fairness import gate
+from biasrepro.fairness.evaluation import evaluate, join_predictions
 from biasrepro.io import (
     atomic_outputs,
     markdown_table,
@@ -108,6 +124,11 @@ EXACT = 1e-9
 NULL_BTC = 0.1
 #: null world: how large an FPR gap (Eq. 1) whose interval excludes 0 may be and read zero
 NULL_GAP = 0.03
+#: groups generated alike: how large the mean FPR difference over the working models may be
+#: and read zero however consistent its sign (a sentence or two of the balanced set's ~280
+#: civil versions a group; the largest such mean in the default and null worlds was 0.008,
+#: the planted baseline's mean FPR gap is about 0.02)
+NULL_ALIKE = 0.01
 #: null world: how large a SenseScore (Eq. 6) may be and read zero
 NULL_SENSE = 0.02
 #: null world: family-wise confidence of the band around 50 of StereoSet ss and CrowS-Pairs
@@ -152,6 +173,10 @@ class Inputs:
     identity_threshold: float | None = None
     target_ratio: float | None = None
     representation: Path | None = None
+    sentiment: Path | None = None  # the sentiment fairness report.json; gaps.csv beside it
+    toxicity_balanced: Path | None = None  # the balanced fairness set (Parquet)
+    #: .../MODEL/METHOD/fairness-balanced.parquet of the toxicity models
+    toxicity_predictions: tuple[Path, ...] = ()
 
 
 def _key(obj: Any, path: Path, *keys: str) -> Any:
@@ -262,6 +287,27 @@ def comments_null(truth: dict[str, Any], path: Path) -> bool:
     cues = {(v.get("n_toxic", 0), v.get("n_civil", 0))
             for v in _key(truth, path, "ambiguous").values()}
     return len({(c["n"], c["n_toxic"]) for c in train.values()}) == 1 and len(cues) <= 1
+
+
+def alike_pairs(truth: dict[str, Any], path: Path) -> list[tuple[str, str, str]]:
+    """``(attribute, group, group)`` for every two groups of one attribute that the world
+    generated alike: the same training rows and toxic rows (:func:`planted_comments`, the
+    multi-identity rows included) and the same numbers of toxic and of civil comments
+    written without a cue. Nothing tells such groups apart but their identity words, so
+    their true FPR difference (Eq. 1 between the two) is zero."""
+    train = planted_comments(truth, path)["train"]
+    cues = _key(truth, path, "ambiguous")
+
+    def planted(g: str) -> tuple[int, ...]:
+        c = cues.get(g, {})
+        return (train[g]["n"], train[g]["n_toxic"], c.get("n_toxic", 0), c.get("n_civil", 0))
+
+    out = []
+    for attr, sides in _key(truth, path, "attributes").items():
+        groups = [g for side in sides.values() for g in side if g in train]
+        out += [(attr, a, b) for i, a in enumerate(groups) for b in groups[i + 1:]
+                if train[a]["n"] and planted(a) == planted(b)]
+    return out
 
 
 def _close(a: float, b: float) -> bool:
@@ -425,9 +471,12 @@ def reviews_null(truth: dict[str, Any], path: Path) -> bool:
     return not rates or rates == {_key(truth, path, "settings", "positive_rate")}
 
 
-def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]:
+def biasfinder_controls(table: Path | None, truth: Path | None,
+                        sentiment: Path | None = None) -> list[Control]:
     """Gender BTCs outnumber occupation and country ones, and fall after perturbation; in
-    a world that plants nothing neither difference exceeds :data:`NULL_BTC`."""
+    a world that plants nothing neither difference exceeds :data:`NULL_BTC`. Models that
+    fail the model-works gate (the sentiment report's ``gaps.csv``) are left out and named:
+    a model that predicts one class has no BTCs whatever the data."""
     study = "BiasFinder (Table 4)"
     planted = "training reviews: a gender-label association for every gender mention"
     null = False
@@ -436,7 +485,9 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
         gender = _key(t, truth, "settings", "planted", "gender")
         planted = ("training reviews' positive rate by gender: "
                    + ", ".join(f"{g} {r:g}" for g, r in sorted(gender.items()))
-                   + "; occupation and country: two classes each")
+                   + "; occupation: two classes each; country: two classes each, through "
+                   "the country's name, which the country mutants (a person name from each "
+                   "country) do not change")
         null = reviews_null(t, truth)
         if null:
             planted = ("training reviews' positive rate: every class of gender, occupation "
@@ -462,6 +513,14 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
         return [_not_run(i, study, c, p, e, "real data: no planted truth")
                 for i, c, p, e in specs]
     df = read_csv(table, ["model", "method", "characteristic", "btc_rate"])
+    failed = set() if sentiment is None else {
+        f for f in gate.failed(read_csv(sentiment.with_name("gaps.csv"), ["model", "method"]))
+        if f[1] in ("baseline", "downstream-perturbed-data")}
+    df = _working(df, failed)
+    if df.empty and failed:
+        return [_not_run(i, study, c, p, e, "no model passes the model-works gate (a model "
+                         "that predicts one class has no BTCs whatever the data)"
+                         + _left_out(failed), null) for i, c, p, e in specs]
     rate = df.set_index(["model", "method", "characteristic"])["btc_rate"]
     models = sorted(df.model.unique())
     rows = []
@@ -473,7 +532,8 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
                              "no baseline gender rows in this run", null))
     else:
         ok, parts = 0, []
-        for m in models:
+        baseline_models = sorted(base.model.unique())
+        for m in baseline_models:
             r = base[base.model == m].set_index("characteristic")["btc_rate"]
             if "gender" not in r:
                 parts.append(f"{m} no gender rate")
@@ -483,8 +543,9 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
             parts.append(f"{m} " + "/".join(f"{c} {r[c]:.3f}" for c in r.index)
                          + (f" (gender − highest other {excess:+.3f})" if null else ""))
         rows.append(Control(specs[0][0], study, *specs[0][1:],
-                            f"{ok}/{len(models)} models; " + "; ".join(parts),
-                            ok == len(models),
+                            f"{ok}/{len(baseline_models)} models; " + "; ".join(parts)
+                            + _left_out(failed),
+                            ok == len(baseline_models),
                             absolute if null else "none: gender strictly highest in every model",
                             null))
     pairs = [(m, rate.get((m, "baseline", "gender")),
@@ -497,7 +558,8 @@ def biasfinder_controls(table: Path | None, truth: Path | None) -> list[Control]
         ok = sum(abs(p - b) <= NULL_BTC if null else p < b for _, b, p in pairs)
         rows.append(Control(specs[1][0], study, *specs[1][1:],
                             f"{ok}/{len(pairs)} models; "
-                            + "; ".join(f"{m} {b:.3f} → {p:.3f}" for m, b, p in pairs),
+                            + "; ".join(f"{m} {b:.3f} → {p:.3f}" for m, b, p in pairs)
+                            + _left_out(failed),
                             ok == len(pairs),
                             absolute if null else "none: strictly lower in every model", null))
     return rows
@@ -630,6 +692,101 @@ def _toxicity_null(report: Path, study: str, specs: list[tuple[str, ...]]) -> li
                             + _left_out(failed),
                             zero == len(read), tolerance, negative_control=True))
     return rows
+
+
+def toxicity_alike_controls(report: Path | None, balanced: Path | None,
+                            predictions: Sequence[Path], truth: Path | None) -> list[Control]:
+    """Groups the world generated alike (:func:`alike_pairs`) read alike.
+
+    Per pair, each working model of :data:`TOXICITY_METHODS` gives a signed balanced-set FPR
+    difference between the two groups' versions of the same sentences (Eq. 1 with one group
+    a side). One trained model tells two groups apart by their words now and then (its own
+    quirk: 0.025-0.032 at most in the default and null worlds); what nothing in a correct
+    pipeline does is move every model the same way. So the pair reads zero unless the
+    cells' mean is both beyond :data:`NULL_ALIKE` and away from 0 by its 95 % t-interval
+    (the cells' spread: the training noise across models and methods); one cell alone is
+    read as in the null world, by its paired bootstrap interval or :data:`NULL_GAP`. A
+    negative control in any world that has such groups: a label leaked into one group's
+    rows, counterfactuals mislabelled or predictions misaligned move every model and fail
+    it."""
+    study = "toxicity fairness (§5, Tables 5-6)"
+    spec = ("tox-alike-fpr", "balanced set: FPR difference between two groups of one "
+            "attribute generated alike, over the working models", "no difference: the groups "
+            "have the same rows, toxic rows and comments without a cue",
+            "reads zero: the " + " and ".join(TOXICITY_METHODS) + " models' mean difference, "
+            "every pair")
+
+    def skip(why: str) -> list[Control]:
+        return [_not_run(spec[0], study, *spec[1:], why, True)]
+
+    if report is None:
+        return skip("the toxicity study was not run")
+    if truth is None:
+        return skip("real data: no planted truth")
+    pairs = alike_pairs(read_json(truth), truth)
+    if not pairs:
+        return skip("this world generates no two groups of an attribute alike")
+    spec = (*spec[:2], "generated alike: " + ", ".join(f"{a} and {b} ({attr})"
+                                                      for attr, a, b in pairs), spec[3])
+    if balanced is None or not predictions:
+        return skip("no balanced-set predictions given")
+    settings = read_json(report).get("settings", {})
+    fairness = settings.get("fairness", {})
+    boot = fairness.get("bootstrap", {})
+    confidence = boot.get("confidence", 0.95)
+    failed = _failed(read_csv(report.with_name("gaps.csv"), ["model", "method"]))
+    fset = read_parquet(balanced, what="balanced fairness set")
+    present = set(fset["identity"].astype(str)) if "identity" in fset.columns else set()
+    contrasts = {f"{a}~{b}": {"marginalized": [a], "non_marginalized": [b]}
+                 for _, a, b in pairs if {a, b} <= present}
+    if not contrasts:
+        return skip("the balanced set has no version about both groups of any such pair")
+    cells: dict[str, list[tuple[float, float, float, str]]] = {k: [] for k in contrasts}
+    for path in sorted(map(Path, predictions)):
+        try:
+            model, method, which = layout.prediction_key(path)
+        except ValueError as e:
+            raise DataError(str(e), file=path) from None
+        if which != "balanced":
+            raise DataError("the alike-groups control reads balanced-set predictions "
+                            "(fairness-balanced.parquet)", file=path)
+        if method not in TOXICITY_METHODS or (model, method) in failed:
+            continue
+        frame = join_predictions(fset, read_parquet(path, what="predictions"), file=str(path))
+        out = evaluate(frame, contrasts, threshold=fairness.get("threshold", 0.5),
+                       resamples=boot.get("resamples", 1000), confidence=confidence,
+                       seed=settings.get("seed", 0))
+        fpr = out["groups"].set_index("group")["fpr"]
+        for r in out["gaps"][out["gaps"].metric == "FPR_gap"].itertuples():
+            a, b = r.attribute.split("~")
+            cells[r.attribute].append((float(fpr[a] - fpr[b]), r.low, r.high,
+                                       f"{method} {model}"))
+    if not any(cells.values()):
+        return skip("no model passes the model-works gate" + _left_out(failed))
+    zero, parts = 0, []
+    for pair, read in cells.items():
+        d = [x[0] for x in read]
+        mean = sum(d) / len(d)
+        if len(d) > 1:
+            half = float(t_dist.ppf(0.5 + confidence / 2, len(d) - 1)
+                         * pd.Series(d).std() / math.sqrt(len(d)))
+            ok = abs(mean) <= NULL_ALIKE or abs(mean) <= half
+            how = f"mean {mean:+.4f} ± {half:.4f} over {len(d)} cells"
+        else:
+            ok = abs(mean) <= NULL_GAP or read[0][1] <= EXACT
+            how = f"one cell {mean:+.4f} [{_fmt(read[0][1])}, {_fmt(read[0][2])}]"
+        zero += ok
+        biggest = max(read, key=lambda x: abs(x[0]))
+        parts.append(f"{pair.replace('~', ' vs ')} {how} (largest {biggest[3]} "
+                     f"{biggest[0]:+.4f} [{_fmt(biggest[1])}, {_fmt(biggest[2])}])")
+    tolerance = (f"the cells' mean within {NULL_ALIKE:g} of 0, or its {confidence:.0%} "
+                 "t-interval over the cells holding 0 (the cells' spread is the training "
+                 "noise across models); one cell: its paired bootstrap interval holding 0, "
+                 f"or at most {NULL_GAP:g}")
+    return [Control(spec[0], study, *spec[1:],
+                    f"{zero}/{len(cells)} pairs read zero; " + "; ".join(parts)
+                    + _left_out(failed), zero == len(cells), tolerance,
+                    negative_control=True)]
 
 
 # -- representation (Table 4, §6.2) -------------------------------------------------------------
@@ -781,8 +938,10 @@ def controls(inputs: Inputs) -> list[Control]:
                                       identity_threshold=inputs.identity_threshold,
                                       target_ratio=inputs.target_ratio,
                                       truth=inputs.comments_truth),
-        lambda: biasfinder_controls(inputs.biasfinder, inputs.reviews_truth),
+        lambda: biasfinder_controls(inputs.biasfinder, inputs.reviews_truth, inputs.sentiment),
         lambda: toxicity_controls(inputs.toxicity, inputs.comments_truth),
+        lambda: toxicity_alike_controls(inputs.toxicity, inputs.toxicity_balanced,
+                                        inputs.toxicity_predictions, inputs.comments_truth),
         lambda: representation_controls(inputs.representation, inputs.stereotypes_truth),
     ]
     return [replace(c, evidence=c.id not in BOOKKEEPING) for step in steps for c in step()]

@@ -70,6 +70,8 @@ def _controls(args: argparse.Namespace) -> None:
                           stereotypes_truth=args.stereotypes_truth,
                           biasfinder=args.biasfinder, toxicity=args.toxicity,
                           stratified=args.stratified, representation=args.representation,
+                          sentiment=args.sentiment, toxicity_balanced=args.toxicity_balanced,
+                          toxicity_predictions=tuple(args.toxicity_predictions or ()),
                           **restratify),
                    args.out_dir)
 
@@ -88,8 +90,13 @@ def _add_controls(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> 
                        ("biasfinder", "BiasFinder's table4.csv"),
                        ("toxicity", "the toxicity fairness report.json (tables beside it)"),
                        ("stratified", "the re-stratified training set (Parquet)"),
-                       ("representation", "Table 4's long table (representation table4.csv)")):
+                       ("representation", "Table 4's long table (representation table4.csv)"),
+                       ("sentiment", "the sentiment fairness report.json (its gaps.csv says "
+                        "which models the BiasFinder controls may read)"),
+                       ("toxicity-balanced", "the toxicity balanced fairness set (Parquet)")):
         c.add_argument(f"--{name}", type=Path, default=None, help=what)
+    c.add_argument("--toxicity-predictions", type=Path, nargs="+", default=None,
+                   help=".../MODEL/METHOD/fairness-balanced.parquet files (toxicity)")
     c.add_argument("--settings", type=settings_type, default=None,
                    help="JSON object of dotted config keys, or a config YAML file (identities, "
                    "preprocess.civil_comments.identity_threshold, "
@@ -122,6 +129,32 @@ def _add_metrics(asub: Any) -> None:
     m.add_argument("--controls", type=Path, help="controls.json")
     m.add_argument("--out", type=OutputFile, required=True)
     m.set_defaults(func=_metrics)
+
+
+def _embedded_figures(args: argparse.Namespace) -> None:
+    from biasrepro import config
+    from biasrepro.analysis.embedded_figures import write_page
+
+    files = [str(c) for c in args.config]
+    figs = write_page(args.results, args.out,
+                      config_sha256=config.config_sha256(config.load(*files)),
+                      config_files=files)
+    print(f"{len(figs)} figures written to {args.out}")
+
+
+def _add_embedded_figures(asub: Any) -> None:
+    from pathlib import Path
+
+    e = asub.add_parser("embedded-figures", help="the docs' page of embedded-default figures",
+                        description="Read the figures the documentation quotes from a run's "
+                        "results and write them as one Markdown page "
+                        "(docs/embedded-default.md), with the configuration's sha256.")
+    e.add_argument("--results", type=Path, default=Path("results"),
+                   help="the run's results folder (default: results)")
+    e.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="the configuration files the run used (default: config/config.yaml)")
+    e.add_argument("--out", type=OutputFile, required=True)
+    e.set_defaults(func=_embedded_figures)
 
 
 def _record(args: argparse.Namespace) -> None:
@@ -282,5 +315,6 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     _add_cross_study(asub, settings_type)
     _add_controls(asub, settings_type)
     _add_metrics(asub)
+    _add_embedded_figures(asub)
     _add_record(asub, settings_type)
     _add_seeds(asub)

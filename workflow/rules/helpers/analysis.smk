@@ -82,10 +82,18 @@ def seeds_arg():
     return shlex.join(["--seeds", *map(str, SEEDS)]) if len(SEEDS) > 1 else ""
 
 
+def controls_inputs(wildcards=None):
+    """What the controls read: the analysis inputs and the toxicity models' balanced-set
+    predictions (the alike-groups control)."""
+    predictions = toxicity_balanced_predictions()
+    return {**analysis_inputs(), **({"toxicity_predictions": predictions} if predictions else {})}
+
+
 def controls_args(wildcards, input):
     return cli_options(input, ["data_summary", "comments_truth", "reviews_truth",
                                "stereotypes_truth", "biasfinder", "toxicity", "stratified",
-                               "representation"])
+                               "representation", "sentiment", "toxicity_balanced",
+                               "toxicity_predictions"])
 
 
 def cross_study_args(wildcards, input):
