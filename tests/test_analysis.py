@@ -45,15 +45,21 @@ def _fairness(tmp: Path, *, base: float, perturbed: float) -> Path:
     """A toxicity report.json with gaps.csv, sensescore.csv and dataset_bias.csv beside it."""
     d = tmp / "toxicity"
     d.mkdir()
-    rows, sense = [], []
+    rows, sense, groups = [], [], []
     for model in ("m1", "m2"):
         for method, v in (("baseline", base), ("downstream-perturbed-data", perturbed)):
             for metric in ("FPR_gap", "TPR_gap", "AUC_gap"):
                 rows.append({"model": model, "method": method, "fairness_set": "balanced",
-                             "attribute": "gender", "metric": metric, "value": v})
-            sense.append({"model": model, "method": method, "attribute": "gender",
-                          "sense_score": v / 2})
+                             "attribute": "gender", "metric": metric, "value": abs(v),
+                             "low": abs(v) / 2})
+            # the world marks female: a positive v is the planted way
+            groups += [{"model": model, "method": method, "fairness_set": "balanced",
+                        "group": g, "fpr": f} for g, f in (("female", 0.1 + v), ("male", 0.1))]
+            sense.append({"model": model, "method": method, "attribute": "gender", "g": "male",
+                          "g_hat": "female", "sense_score": abs(v) / 2,
+                          "mean_difference": v / 2})
     pd.DataFrame(rows).to_csv(d / "gaps.csv", index=False)
+    pd.DataFrame(groups).to_csv(d / "group_metrics.csv", index=False)
     pd.DataFrame(sense).to_csv(d / "sensescore.csv", index=False)
     pd.DataFrame([{"method": "baseline", "attribute": "gender", "selection": 0.05},
                   {"method": "downstream-perturbed-data", "attribute": "gender",
@@ -90,8 +96,12 @@ def test_real_data_has_no_planted_truth_and_says_so(tmp_path: Path) -> None:
     assert any("was not run" in c.measured for c in rows)
 
 
-@pytest.mark.parametrize(("base", "perturbed", "result"),
-                         [(0.2, 0.05, "pass"), (0.05, 0.2, "FAIL")])
+@pytest.mark.parametrize(("base", "perturbed", "result"), [
+    (0.2, 0.05, "pass"),
+    (0.05, 0.2, "FAIL"),    # found, and not lowered
+    (0.01, 0.0, "FAIL"),    # within the null world's margin: nothing found to lower
+    (-0.2, -0.05, "FAIL"),  # found the opposite way
+])
 def test_toxicity_controls_follow_the_direction(tmp_path: Path, base: float, perturbed: float,
                                                 result: str) -> None:
     report = _fairness(tmp_path, base=base, perturbed=perturbed)
@@ -99,8 +109,12 @@ def test_toxicity_controls_follow_the_direction(tmp_path: Path, base: float, per
     rows = _by_id(controls.toxicity_controls(report, truth))
     assert rows["tox-fpr-gap"].result == result
     assert rows["tox-sensescore"].result == result
-    assert "lower in" in rows["tox-fpr-gap"].measured
+    assert "lower after perturbation in" in rows["tox-fpr-gap"].measured
     assert "female" in rows["tox-fpr-gap"].planted  # the groups the world marks
+    if base == 0.01:
+        assert "did not learn it (no cell found): m1, m2" in rows["tox-sensescore"].measured
+    if base < 0:
+        assert "the opposite way in m1 gender, m2 gender" in rows["tox-fpr-gap"].measured
 
 
 def test_biasfinder_and_representation_controls(tmp_path: Path) -> None:

@@ -132,7 +132,14 @@ def _toxicity(d: Path, *, gap: dict | None = None, sense: dict | None = None,
                          "selection": selection.get((method, attr), 0.0),
                          "overamplification_raw": 0.0, "overamplification": 0.0,
                          "overamplification_share": 0.0, "note": ""})
+    members = [g for attr in ATTRIBUTES for side in WORLDS["planted"]["attributes"][attr].values()
+               for g in side]
+    groups = [{"model": model, "method": method, "fairness_set": "balanced", "group": g,
+               "fpr": 0.1} for model in MODELS
+              for method in ("baseline", "downstream-perturbed-data", "upstream-sentDebias-gender")
+              for g in members]
     pd.DataFrame(gaps).to_csv(d / "gaps.csv", index=False)
+    pd.DataFrame(groups).to_csv(d / "group_metrics.csv", index=False)
     pd.DataFrame(scores).to_csv(d / "sensescore.csv", index=False)
     pd.DataFrame(bias).to_csv(d / "dataset_bias.csv", index=False)
     settings = {"fairness": {"bootstrap": {"confidence": 0.95, "resamples": 200}}}

@@ -21,11 +21,15 @@ Controls, in the papers' terms:
   training data, by Eq. 4's membership, to the target positive ratio; counterfactual
   perturbation (§6.6) lowers every attribute's selection bias;
 - BiasFinder: the planted gender-label association of the training reviews is found as more
-  gender BTCs (Table 4) than occupation or country ones (planted for two classes each), and
-  fewer once the model is trained on counterfactually perturbed reviews;
-- toxicity: the identity-label association planted through ambiguous comments shows as
-  larger balanced-set FPR gaps (Eq. 1) and SenseScore (Eq. 6) for the baseline than for the
-  perturbed-data models;
+  gender BTCs (Table 4) than occupation or country ones, in every working model. That the
+  rate falls once the model is trained on gender-swapped reviews is bookkeeping: it falls in
+  the null world too;
+- toxicity: the identity-label association planted through ambiguous comments is found by
+  the baseline — a balanced-set FPR gap (Eq. 1) or SenseScore (Eq. 6) the planted way,
+  beyond the margin the null world's negative control allows — and every cell that found it
+  reads lower for the perturbed-data model. Models that found nothing are listed: lowering
+  a gap that is not there holds in any world (measured: the null world's readings pass a
+  plain "baseline above perturbed" comparison);
 - representation: the planted stereotypes give every model, on its own, StereoSet ss and
   CrowS-Pairs scores above 50 for every attribute, and SentenceDebias (§6.2) lowers the
   debiased attribute's SEAT effect size in at least two thirds of the model × attribute
@@ -116,6 +120,9 @@ BOOKKEEPING = {
                          "selection bias (Eq. 4) whatever the data",
     "rep-seat-debias": "projecting out a subspace lowers an attribute's SEAT effect size "
                        "whatever was planted",
+    "btc-perturbed-lower": "training on gender-swapped copies of the reviews lowers a "
+                           "model's gender BTC rate whatever was planted (the null world at "
+                           "full size: lower in every model)",
 }
 #: absolute tolerance for quantities the world fixes exactly (float round-off only)
 EXACT = 1e-9
@@ -585,15 +592,16 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
             planted = ("every identity group the same size and toxic ratio, with as many toxic "
                        "and civil comments without a cue (nothing planted)")
     specs = [
-        ("tox-fpr-gap", "balanced set: FPR gap (Eq. 1), mean over models and attributes",
-         planted, "baseline above downstream-perturbed-data"),
-        ("tox-sensescore", "balanced set: SenseScore (Eq. 6), mean over models and attributes",
-         planted, "baseline above downstream-perturbed-data"),
+        ("tox-fpr-gap", "balanced set: FPR gap (Eq. 1), per model and attribute",
+         planted, "the baseline finds the planted association (the marked groups' FPR "
+         "higher) and downstream-perturbed-data lowers it"),
+        ("tox-sensescore", "balanced set: SenseScore (Eq. 6), per model and attribute",
+         planted, "the baseline finds the planted association (the marked groups' versions "
+         "scored more toxic) and downstream-perturbed-data lowers it"),
     ]
     if null:
         cells = f"every {' and '.join(TOXICITY_METHODS)} model × attribute cell"
-        specs = [(i, c.replace("mean over models and attributes", "per model and attribute"),
-                  p, f"reads zero: {cells}") for i, c, p, _ in specs]
+        specs = [(i, c, p, f"reads zero: {cells}") for i, c, p, _ in specs]
     if report is None:
         return [_not_run(i, study, c, p, e, "the toxicity study was not run", null)
                 for i, c, p, e in specs]
@@ -602,28 +610,94 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
                 for i, c, p, e in specs]
     if null:
         return _toxicity_null(report, study, specs)
+    return _toxicity_planted(report, study, specs, read_json(truth), truth)
+
+
+def _toxicity_planted(report: Path, study: str, specs: list[tuple[str, ...]],
+                      truth: dict[str, Any], path: Path) -> list[Control]:
+    """The planted world's toxicity rows. A cell (working baseline model × attribute) has
+    *found* the planted association when its signed statistic points the planted way (the
+    marked groups above the others) beyond the null world's margin (:data:`NULL_GAP` for
+    the FPR gap, whose interval must also exclude 0; :data:`NULL_SENSE` for SenseScore): a
+    reading the negative control would fail. The control passes when some cell found it,
+    none found the opposite, and every found cell's perturbed-data model reads lower. A
+    world with nothing planted gives no found cell, so the control fails there; a model that
+    did not learn the association is listed, not counted (lowering a gap that is not there
+    holds in any world)."""
+    marked = {g for g, v in _key(truth, path, "ambiguous").items() if v.get("n_toxic", 0) > 0}
+    attributes = _key(truth, path, "attributes")
     gaps = read_csv(report.with_name("gaps.csv"),
-                ["model", "method", "fairness_set", "attribute", "metric", "value"])
+                    ["model", "method", "fairness_set", "attribute", "metric", "value", "low"])
+    groups = read_csv(report.with_name("group_metrics.csv"),
+                      ["model", "method", "fairness_set", "group", "fpr"])
     sense = read_csv(report.with_name("sensescore.csv"),
-                 ["model", "method", "attribute", "sense_score"])
-    fpr = gaps[(gaps.fairness_set == "balanced") & (gaps.metric == "FPR_gap")]
+                     ["model", "method", "attribute", "g", "g_hat", "sense_score",
+                      "mean_difference"])
     failed = _failed(gaps)
+    methods = ("baseline", "downstream-perturbed-data")
+
+    def planted_way(attr: str) -> int:
+        """+1 when the attribute's marginalized side holds the marked groups, -1 when the
+        other side does, 0 when neither or both."""
+        side = {k: bool(set(_key(attributes, path, attr, k)) & marked)
+                for k in ("marginalized", "non_marginalized")}
+        return int(side["marginalized"]) - int(side["non_marginalized"])
+
+    def fpr_cells() -> dict[tuple[str, str, str], tuple[float, float, float]]:
+        bal = groups[groups.fairness_set == "balanced"].set_index(["model", "method", "group"])
+        out = {}
+        rows = gaps[(gaps.fairness_set == "balanced") & (gaps.metric == "FPR_gap")
+                    & gaps.method.isin(methods)]
+        for r in rows.itertuples():
+            sides = _key(attributes, path, r.attribute)
+            mean = {k: sum(bal.loc[(r.model, r.method, g), "fpr"] for g in sides[k])
+                    / len(sides[k]) for k in ("marginalized", "non_marginalized")}
+            signed = mean["marginalized"] - mean["non_marginalized"]
+            out[r.model, r.method, r.attribute] = (signed * planted_way(r.attribute),
+                                                   r.value, r.low)
+        return out
+
+    def sense_cells() -> dict[tuple[str, str, str], tuple[float, float, float]]:
+        out = {}
+        for r in sense[sense.method.isin(methods)].itertuples():
+            # mean_difference = f(version about g_hat) - f(version about g)
+            way = int(r.g_hat in marked) - int(r.g in marked)
+            out[r.model, r.method, r.attribute] = (r.mean_difference * way, r.sense_score, 0.0)
+        return out
+
+    readers = (
+        (specs[0], fpr_cells, lambda c: c[0] > NULL_GAP and c[2] > EXACT,
+         f"found: the planted way, beyond {NULL_GAP:g} with an interval excluding 0"),
+        (specs[1], sense_cells, lambda c: c[0] > NULL_SENSE, f"found: the planted way, "
+         f"beyond {NULL_SENSE:g}"),
+    )
     rows = []
-    for spec, df, col in ((specs[0], fpr, "value"), (specs[1], sense, "sense_score")):
-        df = _working(df, failed)
-        by = {m: df[df.method == m] for m in ("baseline", "downstream-perturbed-data")}
-        if any(v.empty for v in by.values()):
+    for spec, read, found_if, rule in readers:
+        cells = {k: v for k, v in read().items() if (k[0], k[1]) not in failed}
+        base = {(m, a): v for (m, k, a), v in cells.items() if k == methods[0]}
+        pert = {(m, a): v for (m, k, a), v in cells.items() if k == methods[1]}
+        if not base or not pert:
             rows.append(_not_run(*spec[:1], study, *spec[1:],
-                                 "baseline or downstream-perturbed-data not in this run"))
+                                 "baseline or downstream-perturbed-data not in this run"
+                                 + _left_out(failed)))
             continue
-        b, p = (by[m].set_index(["model", "attribute"])[col] for m in by)
-        cells = sorted(set(b.index) & set(p.index))
-        lower = sum(p[c] < b[c] for c in cells)
-        mb, mp = b[cells].mean(), p[cells].mean()
-        rows.append(Control(spec[0], study, *spec[1:],
-                            f"{_fmt(mb)} → {_fmt(mp)}; lower in {lower}/{len(cells)} "
-                            "model × attribute cells" + _left_out(failed), bool(mp < mb),
-                            "none: the mean strictly lower"))
+        found = sorted(c for c, v in base.items() if found_if(v))
+        opposite = sorted(c for c, v in base.items() if found_if((-v[0], *v[1:])))
+        lower = [c for c in found if c in pert and pert[c][1] < base[c][1]]
+        learned = sorted({m for m, _ in found})
+        missed = sorted({m for m, _ in base} - set(learned))
+        measured = (f"found in {len(found)}/{len(base)} baseline model × attribute cells"
+                    + (": " + ", ".join(f"{m} {a} {base[m, a][1]:.4f} → "
+                                        f"{pert[m, a][1] if (m, a) in pert else float('nan'):.4f}"
+                                        for m, a in found) if found else "")
+                    + f"; lower after perturbation in {len(lower)}/{len(found)}"
+                    + (f"; the opposite way in {', '.join(f'{m} {a}' for m, a in opposite)}"
+                       if opposite else "")
+                    + (f"; did not learn it (no cell found): {', '.join(missed)}"
+                       if missed else "") + _left_out(failed))
+        rows.append(Control(spec[0], study, *spec[1:], measured,
+                            bool(found) and not opposite and len(lower) == len(found),
+                            f"{rule}; every found cell strictly lower"))
     return rows
 
 
