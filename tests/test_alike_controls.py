@@ -56,8 +56,8 @@ def test_every_profile_generates_groups_alike(world, pairs, tmp_path) -> None:
 
 
 def test_a_group_generated_otherwise_is_not_alike(tmp_path) -> None:
-    """One more toxic comment about Asians, or one fewer of them: no longer a null pair."""
-    for change in ({"n": 30, "toxic_ratio": 0.25}, {"n": 29, "toxic_ratio": 0.20}):
+    """One more toxic comment about Asians, or one comment fewer: no longer a null pair."""
+    for change in ({"n": 35, "toxic_ratio": 0.23}, {"n": 34, "toxic_ratio": 0.20}):
         path = _truth(WORLDS["small"], tmp_path / str(change["n"]) / str(change["toxic_ratio"]),
                       asian=change)
         pairs = controls.alike_pairs(json.loads(path.read_text()), path)

@@ -298,16 +298,18 @@ def comments_null(truth: dict[str, Any], path: Path) -> bool:
 
 def alike_pairs(truth: dict[str, Any], path: Path) -> list[tuple[str, str, str]]:
     """``(attribute, group, group)`` for every two groups of one attribute that the world
-    generated alike: the same training rows and toxic rows (:func:`planted_comments`, the
-    multi-identity rows included) and the same numbers of toxic and of civil comments
-    written without a cue. Nothing tells such groups apart but their identity words, so
+    generated alike: the same configured comments and toxic comments, the same training rows
+    and toxic rows (:func:`planted_comments`, the multi-identity rows included) and the same
+    numbers of toxic and of civil comments written without a cue. Nothing tells such groups apart but their identity words, so
     their true FPR difference (Eq. 1 between the two) is zero."""
     train = planted_comments(truth, path)["train"]
     cues = _key(truth, path, "ambiguous")
+    configured = _key(truth, path, "settings", "groups")
 
     def planted(g: str) -> tuple[int, ...]:
-        c = cues.get(g, {})
-        return (train[g]["n"], train[g]["n_toxic"], c.get("n_toxic", 0), c.get("n_civil", 0))
+        c, spec = cues.get(g, {}), configured.get(g, {"n": 0, "toxic_ratio": 0.0})
+        return (spec["n"], _half_up(spec["n"], spec["toxic_ratio"]), train[g]["n"],
+                train[g]["n_toxic"], c.get("n_toxic", 0), c.get("n_civil", 0))
 
     out = []
     for attr, sides in _key(truth, path, "attributes").items():

@@ -179,16 +179,19 @@ def _effects(mutants: Path, predictions: Path) -> dict[str, float]:
     return {str(k): float(v) for k, v in per.mean().items()}
 
 
-def _spread(effects: dict[str, float], classes: set[str]) -> str:
-    vals = [effects[c] for c in sorted(classes & set(effects))]
+def _spread(effects: dict[str, float], classes: set[str], ref: float) -> str:
+    vals = [effects[c] - ref for c in sorted(classes & set(effects))]
     if not vals:
         return "none"
     mean = sum(vals) / len(vals)
     sd = (sum((v - mean) ** 2 for v in vals) / max(len(vals) - 1, 1)) ** 0.5
-    return f"{len(vals)} classes, sd {sd:.3f}, largest |effect| {max(map(abs, vals)):.3f}"
+    return (f"{len(vals)} classes, mean {mean:+.3f}, sd {sd:.3f}, largest |effect| "
+            f"{max(map(abs, vals)):.3f}")
 
 
 def _class_effects(results: Path) -> list[Figure]:
+    """Occupation classes against the unplanted ones the training reviews hold (the same
+    exposure, no association): the planted ones, and those no training review holds."""
     root = results / "biasfinder" / "imdb-test"
     truth_path = results.parent / "resources" / "world" / "imdb" / "ground_truth.json"
     train = read_json(truth_path)["splits"]["train"]["characteristics"]["occupation"]
@@ -199,15 +202,17 @@ def _class_effects(results: Path) -> list[Figure]:
         pred = root / "predictions" / model / "baseline"
         occ = _effects(root / "mutants" / "occupation.parquet", pred / "occupation.parquet")
         country = _effects(root / "mutants" / "country.parquet", pred / "country.parquet")
-        parts.append(f"{model}: occupation planted "
-                     + ", ".join(f"{c} {occ[c]:+.3f}" for c in sorted(planted & set(occ)))
-                     + f"; unplanted, in the training reviews: {_spread(occ, seen)}; never in "
-                     f"them: {_spread(occ, set(occ) - set(train))}; country (a person name "
-                     f"of each country; the world plants nothing on names): "
-                     f"{_spread(country, set(country))}")
+        held = [occ[c] for c in seen if c in occ]
+        ref = sum(held) / len(held) if held else 0.0
+        parts.append(f"{model}: occupation, against the unplanted classes the training "
+                     f"reviews hold ({_spread(occ, seen, ref)}): planted "
+                     + ", ".join(f"{c} {occ[c] - ref:+.3f}" for c in sorted(planted & set(occ)))
+                     + f"; never in them: {_spread(occ, set(occ) - set(train), ref)}; country "
+                     f"(a person name of each country; the world plants nothing on names): "
+                     f"{_spread(country, set(country), 0.0)}")
     return [Figure("btc-class-effects", "BiasFinder class effects of the baseline sentiment "
-                   "models: a class's mean probability minus its template's mean, over "
-                   "templates", "; ".join(parts),
+                   "models: a class's mean over templates of its mutant's probability minus "
+                   "the template's mean", "; ".join(parts),
                    "results/biasfinder/imdb-test/{mutants,predictions}, "
                    "resources/world/imdb/ground_truth.json")]
 
