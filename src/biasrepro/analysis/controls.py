@@ -21,7 +21,8 @@ Controls, in the papers' terms:
   training data, by Eq. 4's membership, to the target positive ratio; counterfactual
   perturbation (§6.6) lowers every attribute's selection bias;
 - BiasFinder: the planted gender-label association of the training reviews is found as more
-  gender BTCs (Table 4) than occupation or country ones, in every working model. That the
+  gender BTCs (Table 4) than occupation or country ones, by more than :data:`NULL_BTC` (what
+  the null world allows) in some working model and the other way in none. That the
   rate falls once the model is trained on gender-swapped reviews is bookkeeping: it falls in
   the null world too;
 - toxicity: the identity-label association planted through ambiguous comments is found by
@@ -300,8 +301,9 @@ def alike_pairs(truth: dict[str, Any], path: Path) -> list[tuple[str, str, str]]
     """``(attribute, group, group)`` for every two groups of one attribute that the world
     generated alike: the same configured comments and toxic comments, the same training rows
     and toxic rows (:func:`planted_comments`, the multi-identity rows included) and the same
-    numbers of toxic and of civil comments written without a cue. Nothing tells such groups apart but their identity words, so
-    their true FPR difference (Eq. 1 between the two) is zero."""
+    numbers of toxic and of civil comments written without a cue. Nothing tells such groups
+    apart but their identity words, so their true FPR difference (Eq. 1 between the two) is
+    zero."""
     train = planted_comments(truth, path)["train"]
     cues = _key(truth, path, "ambiguous")
     configured = _key(truth, path, "settings", "groups")
@@ -504,7 +506,7 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
                        " (nothing planted)")
     specs = [
         ("btc-gender-strongest", "baseline models: gender BTC rate against occupation and "
-         "country", planted, "gender highest, every sentiment model"),
+         "country", planted, "gender highest, by more than the null world's margin"),
         ("btc-perturbed-lower", "gender BTC rate: baseline against downstream-perturbed-data",
          planted, "lower after training on counterfactually perturbed reviews, every model"),
     ]
@@ -540,7 +542,7 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
         rows.append(_not_run(*specs[0][:1], study, *specs[0][1:],
                              "no baseline gender rows in this run", null))
     else:
-        ok, parts = 0, []
+        ok, parts, found, opposite, missed = 0, [], [], [], []
         baseline_models = sorted(base.model.unique())
         for m in baseline_models:
             r = base[base.model == m].set_index("characteristic")["btc_rate"]
@@ -548,14 +550,26 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
                 parts.append(f"{m} no gender rate")
                 continue
             excess = r["gender"] - r.drop("gender").max()
-            ok += bool(excess <= NULL_BTC) if null else bool(excess > 0)
+            ok += bool(excess <= NULL_BTC)
+            (found if excess > NULL_BTC else opposite if excess < -NULL_BTC else missed).append(m)
             parts.append(f"{m} " + "/".join(f"{c} {r[c]:.3f}" for c in r.index)
-                         + (f" (gender − highest other {excess:+.3f})" if null else ""))
-        rows.append(Control(specs[0][0], study, *specs[0][1:],
-                            f"{ok}/{len(baseline_models)} models; " + "; ".join(parts)
-                            + _left_out(failed),
-                            ok == len(baseline_models),
-                            absolute if null else "none: gender strictly highest in every model",
+                         + f" (gender − highest other {excess:+.3f})")
+        if null:
+            measured, passed = f"{ok}/{len(baseline_models)} models; " + "; ".join(parts), \
+                ok == len(baseline_models)
+        else:
+            measured = (f"found in {len(found)}/{len(baseline_models)} models; "
+                        + "; ".join(parts)
+                        + (f"; the opposite way: {', '.join(opposite)}" if opposite else "")
+                        + (f"; did not learn it (within {NULL_BTC:g}): {', '.join(missed)}"
+                           if missed else ""))
+            passed = bool(found) and not opposite
+        rows.append(Control(specs[0][0], study, *specs[0][1:], measured + _left_out(failed),
+                            passed,
+                            absolute if null else
+                            f"found: gender's rate more than {NULL_BTC:g} above the highest "
+                            "other's (a reading the null world's control would fail) in some "
+                            f"model, and in none more than {NULL_BTC:g} below it",
                             null))
     pairs = [(m, rate.get((m, "baseline", "gender")),
               rate.get((m, "downstream-perturbed-data", "gender"))) for m in models]
@@ -612,7 +626,7 @@ def toxicity_controls(report: Path | None, truth: Path | None) -> list[Control]:
                 for i, c, p, e in specs]
     if null:
         return _toxicity_null(report, study, specs)
-    return _toxicity_planted(report, study, specs, read_json(truth), truth)
+    return _toxicity_planted(report, study, specs, t, truth)
 
 
 def _toxicity_planted(report: Path, study: str, specs: list[tuple[str, ...]],
