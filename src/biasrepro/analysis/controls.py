@@ -21,8 +21,9 @@ Controls, in the papers' terms:
   training data, by Eq. 4's membership, to the target positive ratio; counterfactual
   perturbation (§6.6) lowers every attribute's selection bias;
 - BiasFinder: the planted gender-label association of the training reviews is found as more
-  gender BTCs (Table 4) than occupation or country ones, by more than :data:`NULL_BTC` (what
-  the null world allows) in some working model and the other way in none. That the
+  gender BTCs (Table 4) than occupation or country ones in every working model, and as
+  female mutants scored the planted way against the male mutants of the same template beyond
+  :data:`NULL_DIRECTION` (btc-gender-direction, a negative control in the null world). That the
   rate falls once the model is trained on gender-swapped reviews is bookkeeping: it falls in
   the null world too;
 - toxicity: the identity-label association planted through ambiguous comments is found by
@@ -89,6 +90,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy.stats import t as t_dist
 
@@ -130,6 +132,10 @@ EXACT = 1e-9
 #: null world: how far gender's BTC rate may sit above the higher of occupation's and
 #: country's, and the baseline's gender rate from the perturbed model's (BTC rate units)
 NULL_BTC = 0.1
+#: BiasFinder's gender mutants: how far female minus male may be from 0 and read zero
+NULL_DIRECTION = 0.03
+#: bootstrap resamples of the templates for the gender-direction control (seeded)
+BOOTSTRAP_RESAMPLES = 2000
 #: null world: how large an FPR gap (Eq. 1) whose interval excludes 0 may be and read zero
 NULL_GAP = 0.03
 #: groups generated alike: how large the mean FPR difference over the working models may be
@@ -185,6 +191,9 @@ class Inputs:
     toxicity_balanced: Path | None = None  # the balanced fairness set (Parquet)
     #: .../MODEL/METHOD/fairness-balanced.parquet of the toxicity models
     toxicity_predictions: tuple[Path, ...] = ()
+    biasfinder_mutants: Path | None = None  # BiasFinder's gender mutants (Parquet)
+    #: .../predictions/MODEL/baseline/gender.parquet of the sentiment models
+    biasfinder_predictions: tuple[Path, ...] = ()
 
 
 def _key(obj: Any, path: Path, *keys: str) -> Any:
@@ -506,7 +515,7 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
                        " (nothing planted)")
     specs = [
         ("btc-gender-strongest", "baseline models: gender BTC rate against occupation and "
-         "country", planted, "gender highest, by more than the null world's margin"),
+         "country", planted, "gender highest, every sentiment model"),
         ("btc-perturbed-lower", "gender BTC rate: baseline against downstream-perturbed-data",
          planted, "lower after training on counterfactually perturbed reviews, every model"),
     ]
@@ -542,7 +551,7 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
         rows.append(_not_run(*specs[0][:1], study, *specs[0][1:],
                              "no baseline gender rows in this run", null))
     else:
-        ok, parts, found, opposite, missed = 0, [], [], [], []
+        ok, parts = 0, []
         baseline_models = sorted(base.model.unique())
         for m in baseline_models:
             r = base[base.model == m].set_index("characteristic")["btc_rate"]
@@ -550,26 +559,18 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
                 parts.append(f"{m} no gender rate")
                 continue
             excess = r["gender"] - r.drop("gender").max()
-            ok += bool(excess <= NULL_BTC)
-            (found if excess > NULL_BTC else opposite if excess < -NULL_BTC else missed).append(m)
+            ok += bool(excess <= NULL_BTC) if null else bool(excess > 0)
             parts.append(f"{m} " + "/".join(f"{c} {r[c]:.3f}" for c in r.index)
                          + f" (gender − highest other {excess:+.3f})")
-        if null:
-            measured, passed = f"{ok}/{len(baseline_models)} models; " + "; ".join(parts), \
-                ok == len(baseline_models)
-        else:
-            measured = (f"found in {len(found)}/{len(baseline_models)} models; "
-                        + "; ".join(parts)
-                        + (f"; the opposite way: {', '.join(opposite)}" if opposite else "")
-                        + (f"; did not learn it (within {NULL_BTC:g}): {', '.join(missed)}"
-                           if missed else ""))
-            passed = bool(found) and not opposite
-        rows.append(Control(specs[0][0], study, *specs[0][1:], measured + _left_out(failed),
-                            passed,
+        rows.append(Control(specs[0][0], study, *specs[0][1:],
+                            f"{ok}/{len(baseline_models)} models; " + "; ".join(parts)
+                            + _left_out(failed),
+                            ok == len(baseline_models),
                             absolute if null else
-                            f"found: gender's rate more than {NULL_BTC:g} above the highest "
-                            "other's (a reading the null world's control would fail) in some "
-                            f"model, and in none more than {NULL_BTC:g} below it",
+                            "none: gender strictly highest in every model (a sign test across "
+                            "the models: gender mutants change more words than the others, so "
+                            "a margin on the rates would not be the null's; in the null world "
+                            "at full size gender was highest in 1 of 3)",
                             null))
     pairs = [(m, rate.get((m, "baseline", "gender")),
               rate.get((m, "downstream-perturbed-data", "gender"))) for m in models]
@@ -586,6 +587,86 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
                             ok == len(pairs),
                             absolute if null else "none: strictly lower in every model", null))
     return rows
+
+
+def gender_direction_controls(mutants: Path | None, predictions: Sequence[Path],
+                              truth: Path | None, sentiment: Path | None = None
+                              ) -> list[Control]:
+    """BiasFinder's gender mutants scored the planted way: per working baseline sentiment
+    model, the mean over templates of (mean probability of the template's female mutants −
+    of its male ones), with a seeded percentile bootstrap over templates. *Found* when it has
+    the planted sign (that of female's planted positive rate minus male's), lies beyond
+    :data:`NULL_DIRECTION` and its interval excludes 0; the control passes when every model
+    found it. In a world that plants nothing it is a negative control: every model's
+    difference within :data:`NULL_DIRECTION` or its interval holding 0. Unlike the BTC rates
+    of Table 4, this compares mutants that differ in gender alone, so the number of words a
+    characteristic changes does not enter."""
+    study = "BiasFinder (Table 4)"
+    spec = ["btc-gender-direction", "baseline models: female mutants' probability minus male "
+            "mutants' of the same template, mean over templates",
+            "training reviews: a gender-label association",
+            f"the planted sign, beyond {NULL_DIRECTION:g}, every sentiment model"]
+
+    def skip(why: str, null: bool = False) -> list[Control]:
+        return [_not_run(spec[0], study, *spec[1:], why, null)]
+
+    if mutants is None or not predictions:
+        return skip("BiasFinder's gender mutants were not scored by a baseline model")
+    if truth is None:
+        return skip("real data: no planted truth")
+    t = read_json(truth)
+    rates = _key(t, truth, "settings", "planted", "gender")
+    null = reviews_null(t, truth)
+    if null:
+        spec[2] = "nothing planted: every gender at the split's positive rate"
+        spec[3] = f"reads zero: within {NULL_DIRECTION:g} or an interval holding 0, every model"
+    elif {"female", "male"} - set(rates):
+        return skip("the world plants no female and male rates")
+    sign = 0 if null else (1 if rates["female"] > rates["male"] else -1)
+    if not null:
+        spec[2] = ("training reviews' positive rate by gender: "
+                   + ", ".join(f"{g} {r:g}" for g, r in sorted(rates.items())))
+    failed = set() if sentiment is None else {
+        f for f in gate.failed(read_csv(sentiment.with_name("gaps.csv"), ["model", "method"]))
+        if f[1] == "baseline"}
+    frame = read_parquet(mutants, what="gender mutants")
+    for column in ("id", "template_id", "class"):
+        if column not in frame.columns:
+            raise DataError("missing required column", file=mutants, column=column)
+    ok, parts, used = 0, [], 0
+    for path in sorted(map(Path, predictions)):
+        model = path.parent.parent.name
+        if (model, "baseline") in failed:
+            continue
+        pred = read_parquet(path, what="predictions")
+        scored = frame[["id", "template_id", "class"]].merge(pred[["id", "prob"]], on="id",
+                                                            how="left")
+        if scored["prob"].isna().any():
+            missing = scored.loc[scored["prob"].isna(), "id"].iloc[0]
+            raise DataError(f"no prediction for mutant {missing!r}", file=path)
+        per = scored.groupby(["template_id", "class"])["prob"].mean().unstack()
+        if not {"female", "male"} <= set(per.columns):
+            raise DataError("the gender mutants hold no female and male classes", file=mutants)
+        diff = (per["female"] - per["male"]).dropna().to_numpy()
+        rng = np.random.default_rng(0)
+        boot = diff[rng.integers(0, len(diff), (BOOTSTRAP_RESAMPLES, len(diff)))].mean(axis=1)
+        low, high = np.percentile(boot, [2.5, 97.5])
+        mean = float(diff.mean())
+        holds_zero = low <= 0 <= high
+        if null:
+            ok += abs(mean) <= NULL_DIRECTION or holds_zero
+        else:
+            ok += mean * sign > NULL_DIRECTION and not holds_zero
+        used += 1
+        parts.append(f"{model} {mean:+.4f} [{low:+.4f}, {high:+.4f}] over {len(diff)} templates")
+    if not used:
+        return skip("no baseline sentiment model passes the model-works gate"
+                    + _left_out(failed), null)
+    return [Control(spec[0], study, *spec[1:], f"{ok}/{used} models; " + "; ".join(parts)
+                    + _left_out(failed), ok == used,
+                    f"{NULL_DIRECTION:g} (the largest |difference| in the null world at full "
+                    "size was 0.014) and a 95 % bootstrap interval over templates",
+                    negative_control=null)]
 
 
 # -- toxicity (Eqs. 1, 6) ----------------------------------------------------------------------
@@ -1029,6 +1110,9 @@ def controls(inputs: Inputs) -> list[Control]:
                                       target_ratio=inputs.target_ratio,
                                       truth=inputs.comments_truth),
         lambda: biasfinder_controls(inputs.biasfinder, inputs.reviews_truth, inputs.sentiment),
+        lambda: gender_direction_controls(inputs.biasfinder_mutants,
+                                          inputs.biasfinder_predictions, inputs.reviews_truth,
+                                          inputs.sentiment),
         lambda: toxicity_controls(inputs.toxicity, inputs.comments_truth),
         lambda: toxicity_alike_controls(inputs.toxicity, inputs.toxicity_balanced,
                                         inputs.toxicity_predictions, inputs.comments_truth),

@@ -72,6 +72,8 @@ def _controls(args: argparse.Namespace) -> None:
                           stratified=args.stratified, representation=args.representation,
                           sentiment=args.sentiment, toxicity_balanced=args.toxicity_balanced,
                           toxicity_predictions=tuple(args.toxicity_predictions or ()),
+                          biasfinder_mutants=args.biasfinder_mutants,
+                          biasfinder_predictions=tuple(args.biasfinder_predictions or ()),
                           **restratify),
                    args.out_dir)
 
@@ -93,10 +95,14 @@ def _add_controls(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> 
                        ("representation", "Table 4's long table (representation table4.csv)"),
                        ("sentiment", "the sentiment fairness report.json (its gaps.csv says "
                         "which models the BiasFinder controls may read)"),
-                       ("toxicity-balanced", "the toxicity balanced fairness set (Parquet)")):
+                       ("toxicity-balanced", "the toxicity balanced fairness set (Parquet)"),
+                       ("biasfinder-mutants", "BiasFinder's gender mutants (Parquet)")):
         c.add_argument(f"--{name}", type=Path, default=None, help=what)
     c.add_argument("--toxicity-predictions", type=Path, nargs="+", default=None,
                    help=".../MODEL/METHOD/fairness-balanced.parquet files (toxicity)")
+    c.add_argument("--biasfinder-predictions", type=Path, nargs="+", default=None,
+                   help=".../predictions/MODEL/baseline/gender.parquet: the baseline sentiment "
+                   "models' scores of BiasFinder's gender mutants")
     c.add_argument("--settings", type=settings_type, default=None,
                    help="JSON object of dotted config keys, or a config YAML file (identities, "
                    "preprocess.civil_comments.identity_threshold, "

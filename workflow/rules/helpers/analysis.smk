@@ -85,15 +85,26 @@ def seeds_arg():
 def controls_inputs(wildcards=None):
     """What the controls read: the analysis inputs and the toxicity models' balanced-set
     predictions (the alike-groups control)."""
+    out = dict(analysis_inputs())
     predictions = toxicity_balanced_predictions()
-    return {**analysis_inputs(), **({"toxicity_predictions": predictions} if predictions else {})}
+    if predictions:
+        out["toxicity_predictions"] = predictions
+    if "biasfinder" in out and "gender" in BF_CHARACTERISTICS and "baseline" in BF_METHODS:
+        # the gender-direction control: the baseline models' scores of the gender mutants
+        out["biasfinder_mutants"] = f"results/biasfinder/{BF_CORPUS}/mutants/gender.parquet"
+        out["biasfinder_predictions"] = [
+            p for p in biasfinder_jobs(
+                "results/biasfinder/{corpus}/predictions/{model}/{method}/{characteristic}.parquet")
+            if p.endswith("/baseline/gender.parquet")]
+    return out
 
 
 def controls_args(wildcards, input):
     return cli_options(input, ["data_summary", "comments_truth", "reviews_truth",
                                "stereotypes_truth", "biasfinder", "toxicity", "stratified",
                                "representation", "sentiment", "toxicity_balanced",
-                               "toxicity_predictions"])
+                               "toxicity_predictions", "biasfinder_mutants",
+                               "biasfinder_predictions"])
 
 
 def cross_study_args(wildcards, input):
