@@ -75,6 +75,8 @@ def _dataset_bias(results: Path) -> list[Figure]:
     out = []
     for method in ("baseline", "downstream-perturbed-data"):
         d = df[df.method == method]
+        if d.empty:
+            continue
         out.append(Figure(f"eq5-{method}", f"Eq. 5 of the {method} training data: raw "
                           "(normalised) per attribute",
                           "; ".join(f"{r.attribute} {r.overamplification_raw:g} "
@@ -91,6 +93,9 @@ def _sensescore(results: Path) -> list[Figure]:
           for m in ("baseline", "downstream-perturbed-data")}
     base, pert = by.values()
     cells = sorted(set(base.index) & set(pert.index))
+    if not cells:
+        return [Figure("sensescore", "SenseScore (Eq. 6)", "not in this run: it needs the "
+                       "baseline and downstream-perturbed-data models", rel)]
     parts = []
     for col, name in (("sense_score", "fixed"), ("sense_score_factual", "literal")):
         lower = sum(pert.loc[c, col] < base.loc[c, col] for c in cells)
@@ -106,13 +111,16 @@ def _training_rows(results: Path) -> list[Figure]:
              "perturbed": "toxicity/training/perturbed.parquet",
              "stratified": "toxicity/training/stratified.parquet",
              "perturbed_stratified": "toxicity/training/perturbed_stratified.parquet"}
-    value = "; ".join(f"{k} {_rows(results / v):,}" for k, v in files.items())
-    return [Figure("training-rows", "toxicity training sets, rows", value,
-                   ", ".join(f"results/{v}" for v in files.values()))]
+    built = {k: v for k, v in files.items() if k == "original" or (results / v).is_file()}
+    value = "; ".join(f"{k} {_rows(results / v):,}" for k, v in built.items())
+    return [Figure("training-rows", "toxicity training sets this run built, rows", value,
+                   ", ".join(f"results/{v}" for v in built.values()))]
 
 
 def _imdb_gendered(results: Path) -> list[Figure]:
     folder = results / "sentiment" / "imdb_gendered"
+    if not folder.is_dir():
+        return []  # no method of this run trains on IMDB-gendered
     splits = ("train", "validation", "test", "test_perturbed")
     value = "; ".join(f"{s} {_rows(folder / f'{s}.parquet'):,}" for s in splits)
     return [Figure("imdb-gendered", "IMDB-gendered's splits, reviews", value,

@@ -93,9 +93,8 @@ def controls_inputs(wildcards=None):
         # the gender-direction control: the baseline models' scores of the gender mutants
         out["biasfinder_mutants"] = f"results/biasfinder/{BF_CORPUS}/mutants/gender.parquet"
         out["biasfinder_predictions"] = [
-            p for p in biasfinder_jobs(
-                "results/biasfinder/{corpus}/predictions/{model}/{method}/{characteristic}.parquet")
-            if p.endswith("/baseline/gender.parquet")]
+            f"results/biasfinder/{BF_CORPUS}/predictions/{model}/baseline/gender.parquet"
+            for model in config["models"]["tasks"].get("sentiment", [])]
     return out
 
 
