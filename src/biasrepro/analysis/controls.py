@@ -40,10 +40,11 @@ Controls, in the papers' terms:
 Negative controls in every world that generates two groups of an attribute alike (the
 embedded default: black and asian, muslim and jewish; :func:`alike_pairs`):
 
-- toxicity: every working baseline and perturbed-data model scores the two groups' versions
-  of the balanced set alike — their FPR difference (Eq. 1 with one group a side) reads zero
-  by its paired bootstrap interval or within :data:`NULL_GAP` (tox-alike-fpr). It fails when
-  a label leaks into one group's rows or a model tells the groups apart by their words alone.
+- toxicity: the working baseline and perturbed-data models score the two groups' versions
+  of the balanced set alike — their mean signed FPR difference (Eq. 1 with one group a side)
+  lies within :data:`NULL_ALIKE` or its t-interval over the models holds 0 (tox-alike-fpr).
+  It fails when a label leaks into one group's rows, which moves every model the same way;
+  one model's word quirk alone does not.
 
 BiasFinder has no such control in the default world: its occupation and country mutants
 swap in words the training reviews never carry with a label (70 of the 100 occupations, the
@@ -533,9 +534,7 @@ def biasfinder_controls(table: Path | None, truth: Path | None,
         return [_not_run(i, study, c, p, e, "real data: no planted truth")
                 for i, c, p, e in specs]
     df = read_csv(table, ["model", "method", "characteristic", "btc_rate"])
-    failed = set() if sentiment is None else {
-        f for f in gate.failed(read_csv(sentiment.with_name("gaps.csv"), ["model", "method"]))
-        if f[1] in ("baseline", "downstream-perturbed-data")}
+    failed = _report_failed(sentiment, ("baseline", "downstream-perturbed-data"))
     df = _working(df, failed)
     if df.empty and failed:
         return [_not_run(i, study, c, p, e, "no model passes the model-works gate (a model "
@@ -626,9 +625,7 @@ def gender_direction_controls(mutants: Path | None, predictions: Sequence[Path],
     if not null:
         spec[2] = ("training reviews' positive rate by gender: "
                    + ", ".join(f"{g} {r:g}" for g, r in sorted(rates.items())))
-    failed = set() if sentiment is None else {
-        f for f in gate.failed(read_csv(sentiment.with_name("gaps.csv"), ["model", "method"]))
-        if f[1] == "baseline"}
+    failed = _report_failed(sentiment, ("baseline",))
     frame = read_parquet(mutants, what="gender mutants")
     for column in ("id", "template_id", "class"):
         if column not in frame.columns:
@@ -731,7 +728,7 @@ def _toxicity_planted(report: Path, study: str, specs: list[tuple[str, ...]],
                      ["model", "method", "attribute", "g", "g_hat", "sense_score",
                       "mean_difference"])
     failed = _failed(gaps)
-    methods = ("baseline", "downstream-perturbed-data")
+    methods = TOXICITY_METHODS  # baseline, then the perturbed-data model it is compared with
 
     def planted_way(attr: str) -> int:
         """+1 when the attribute's marginalized side holds the marked groups, -1 when the
@@ -798,9 +795,17 @@ def _toxicity_planted(report: Path, study: str, specs: list[tuple[str, ...]],
     return rows
 
 
-def _failed(gaps: pd.DataFrame) -> set[tuple[str, str]]:
-    """The (model, method) pairs of :data:`TOXICITY_METHODS` the model-works gate failed."""
-    return {f for f in gate.failed(gaps) if f[1] in TOXICITY_METHODS}
+def _failed(gaps: pd.DataFrame, methods: Sequence[str] = TOXICITY_METHODS
+            ) -> set[tuple[str, str]]:
+    """The (model, method) pairs of ``methods`` the model-works gate failed."""
+    return {f for f in gate.failed(gaps) if f[1] in methods}
+
+
+def _report_failed(report: Path | None, methods: Sequence[str]) -> set[tuple[str, str]]:
+    """:func:`_failed` read from the ``gaps.csv`` beside a fairness ``report.json``."""
+    if report is None:
+        return set()
+    return _failed(read_csv(report.with_name("gaps.csv"), ["model", "method"]), methods)
 
 
 def _working(df: pd.DataFrame, failed: set[tuple[str, str]]) -> pd.DataFrame:
@@ -905,7 +910,7 @@ def toxicity_alike_controls(report: Path | None, balanced: Path | None,
     fairness = settings.get("fairness", {})
     boot = fairness.get("bootstrap", {})
     confidence = boot.get("confidence", 0.95)
-    failed = _failed(read_csv(report.with_name("gaps.csv"), ["model", "method"]))
+    failed = _report_failed(report, TOXICITY_METHODS)
     fset = read_parquet(balanced, what="balanced fairness set")
     present = set(fset["identity"].astype(str)) if "identity" in fset.columns else set()
     contrasts = {f"{a}~{b}": {"marginalized": [a], "non_marginalized": [b]}

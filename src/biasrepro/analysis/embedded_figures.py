@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 
 from biasrepro.errors import DataError
@@ -177,11 +178,10 @@ def _biasfinder(results: Path) -> list[Figure]:
                    value, rel)]
 
 
-def _effects(mutants: Path, predictions: Path) -> dict[str, float]:
+def _effects(mutants: pd.DataFrame, predictions: Path) -> dict[str, float]:
     """Each class's effect: the mean over templates of its mutant's probability minus the
     mean of the template's mutants (0 for every class of a model that ignores the class)."""
-    m = read_parquet(mutants, what="mutants")[["id", "template_id", "class"]]
-    d = m.merge(read_parquet(predictions, what="predictions")[["id", "prob"]], on="id")
+    d = mutants.merge(read_parquet(predictions, what="predictions")[["id", "prob"]], on="id")
     d["offset"] = d["prob"] - d.groupby("template_id")["prob"].transform("mean")
     per = d.groupby(["template_id", "class"])["offset"].mean().unstack()
     return {str(k): float(v) for k, v in per.mean().items()}
@@ -205,11 +205,13 @@ def _class_effects(results: Path) -> list[Figure]:
     train = read_json(truth_path)["splits"]["train"]["characteristics"]["occupation"]
     planted = {c for c, v in train.items() if v["planted"]}
     seen = set(train) - planted
+    mutants = {c: read_parquet(root / "mutants" / f"{c}.parquet", what="mutants")[
+        ["id", "template_id", "class"]] for c in ("occupation", "country")}
     parts = []
     for model in sorted(p.name for p in (root / "predictions").iterdir() if p.is_dir()):
         pred = root / "predictions" / model / "baseline"
-        occ = _effects(root / "mutants" / "occupation.parquet", pred / "occupation.parquet")
-        country = _effects(root / "mutants" / "country.parquet", pred / "country.parquet")
+        occ = _effects(mutants["occupation"], pred / "occupation.parquet")
+        country = _effects(mutants["country"], pred / "country.parquet")
         held = [occ[c] for c in seen if c in occ]
         ref = sum(held) / len(held) if held else 0.0
         parts.append(f"{model}: occupation, against the unplanted classes the training "
