@@ -107,12 +107,12 @@ def test_male_all_caps_and_independent_his(nlp: Language) -> None:
 
 
 def test_object_her_vs_determiner_her_not_a_fixed_map(nlp: Language) -> None:
-    text = "I gave her the script before her agent called, and she thanked me."
-    [cand] = gender_templates(make(nlp, text, [("her", 1), ("her", 2), "she"]), WL)
-    assert cand.template == ("I gave <pro-obj> the script before <pro-det> agent called, and "
-                             "<pro-subj> thanked me.")
-    assert fill(cand.template, values("male", "x")) == (
-        "I gave him the script before his agent called, and he thanked me.")
+    text = "My aunt came. I gave her the script before her agent called, and she thanked me."
+    [cand] = gender_templates(make(nlp, text, ["My aunt", ("her", 1), ("her", 2), "she"]), WL)
+    assert cand.template == ("My <gaw> came. I gave <pro-obj> the script before <pro-det> "
+                             "agent called, and <pro-subj> thanked me.")
+    assert fill(cand.template, values("male", "x", "uncle")) == (
+        "My uncle came. I gave him the script before his agent called, and he thanked me.")
 
 
 def test_gender_noun_with_article_and_possessive(nlp: Language) -> None:
@@ -149,13 +149,14 @@ def test_surname_and_first_name_mentions_all_become_one_name(nlp: Language) -> N
 
 
 def test_gender_noun_never_matches_inside_a_name(nlp: Language) -> None:
-    text = "My son met Julia at school. The son liked her at once, and he still talks about it."
+    text = ("My son met Julia Jason at school. The son liked her at once, and he still talks "
+            "about it.")
     [cand] = gender_templates(make(nlp, text, ["My son", "The son", "he"]), WL)
-    assert cand.template == ("My <gaw> met Julia at school. The <gaw> liked her at once, and "
-                             "<pro-subj> still talks about it.")
+    assert cand.template == ("My <gaw> met Julia Jason at school. The <gaw> liked her at once, "
+                             "and <pro-subj> still talks about it.")
     # "her" is Julia, outside the cluster: it stays female in the male mutant, correctly
     assert fill(cand.template, values("female", "x", "daughter")) == (
-        "My daughter met Julia at school. The daughter liked her at once, and she still "
+        "My daughter met Julia Jason at school. The daughter liked her at once, and she still "
         "talks about it.")
 
 
@@ -375,7 +376,7 @@ def test_real_reviews_give_well_formed_templates(nlp: Language) -> None:
                    read_gender_nouns(WORDLISTS_DIR / "gender_nouns.csv"),
                    read_occupations(WORDLISTS_DIR / "occupations.csv"))
     lines = realdata("imdb", "imdb_test_sample.tsv").read_text(encoding="utf-8").splitlines()
-    rows = [line.split("\t", 1) for line in lines[:150]]
+    rows = [line.split("\t", 1) for line in lines[:200]]
     docs = list(nlp.pipe(text for _, text in rows))
     for i, (doc, clusters) in enumerate(zip(docs, RuleCoref(wl).clusters(docs), strict=True)):
         doc.user_data["biasrepro"] = {"id": str(i), "label": int(rows[i][0]),

@@ -122,9 +122,9 @@ def test_a_nameless_cluster_is_refused_when_a_named_person_may_be_meant(nlp: Lan
 
 
 def test_a_name_named_only_after_the_pronouns_does_not_block(nlp: Language) -> None:
-    text = "He walks in and his hat falls off. The rest of the cast includes Tom Cole."
-    assert template(nlp, text, ["He", "his"]) == (
-        "<Pro-subj> walks in and <pro-det> hat falls off. The rest of the cast includes Tom "
+    text = "A writer walks in and his hat falls off. The rest of the cast includes Tom Cole."
+    assert template(nlp, text, ["writer", "his"]) == (
+        "A writer walks in and <pro-det> hat falls off. The rest of the cast includes Tom "
         "Cole.")
 
 
@@ -212,3 +212,78 @@ def test_humankind_is_not_the_person(nlp: Language) -> None:
     assert template(nlp, text, ["Hiro Tanaka", "the man", "his"]) == (
         "<name> wrote it, and the <gaw> knew <pro-det> craft. It asks about the nature of "
         "man.")
+
+
+# -- one person in two guises, titles, surnames: found on reviews nobody had tuned on ---------
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("Al Pacino gives a fierce performance as Tony Montana, and he never lets up.",
+     ["Al Pacino", "he"]),
+    ("Meryl Streep plays Karen Blixen, and she carries the film.",
+     ["Meryl Streep", "she"]),
+    ("Rosa Diaz does fine work in her role of Maya Lin, and her timing is good.",
+     ["Rosa Diaz", ("her", 1), ("her", 2)]),
+    ("When newcomer Ty (Colin Short) lands a job, he thinks his luck has turned.",
+     ["Ty", "he", "his"]),
+])
+def test_a_person_who_plays_someone_named_gives_no_gender_template(
+        nlp: Language, text: str, cluster: list) -> None:
+    """The part keeps its name and gender in every mutant: a woman would play Tony Montana."""
+    assert template(nlp, text, cluster) is None
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("The cast has such talent as Isaac Hayes, and Ian Holm is excellent; his scenes sing.",
+     ["Ian Holm", "his"]),
+    ("Ian Holm was a delight as the Party Crasher, and his scenes sing.",
+     ["Ian Holm", "his"]),
+])
+def test_a_part_of_someone_else_or_a_part_without_a_name_does_not_block(
+        nlp: Language, text: str, cluster: list) -> None:
+    assert template(nlp, text, cluster) is not None
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("A few moments of Judy Tenuta recall her old routines touting Judy-ism.",
+     ["Judy Tenuta", "her", ("Judy", 2)]),
+    ("I saw it in the Joseph Smith Memorial Building, and whether you believe Joseph Smith or "
+     "not, he tells a good story.", ["Joseph Smith", ("Joseph Smith", 2), "he"]),
+    ("Gritty and true, it shows pioneer life and a woman in her place.",
+     ["Gritty", "her"]),
+])
+def test_a_name_inside_a_longer_name_a_coinage_or_an_adjective_is_no_person(
+        nlp: Language, text: str, cluster: list) -> None:
+    assert screen(make(nlp, text, cluster), WL) == (None, "not a person")
+
+
+def test_a_pronoun_capitalised_in_mid_sentence_is_part_of_a_title(nlp: Language) -> None:
+    text = "Julie Christie shines in Away from Her, and she earns every award."
+    assert screen(make(nlp, text, ["Julie Christie", "Her", "she"]), WL) == (
+        None, "not a person")
+
+
+def test_pronouns_with_no_antecedent_in_the_review_are_refused(nlp: Language) -> None:
+    """Only pronouns, no name, gender noun or person noun before them: whoever they mean was
+    missed ("Streep glows, and she ..." with the name tagged an adjective)."""
+    text = "Streep glows, and you wonder if she feels it, or if she only shows it."
+    assert screen(make(nlp, text, [("she", 1), ("she", 2)]), WL) == (None, "no antecedent")
+
+
+def test_a_lone_word_name_may_be_the_one_a_nameless_cluster_means_whatever_its_gender(
+        nlp: Language) -> None:
+    """"Dawson" is a man's first name to gender-guesser and a woman's surname here."""
+    text = "As a victim, I feel that Dawson did a brave job in her role, and it shows."
+    assert screen(make(nlp, text, ["victim", "her"]), WL) == (None, "another name")
+
+
+def test_a_full_name_of_the_other_gender_than_its_pronouns_is_two_people(nlp: Language
+                                                                         ) -> None:
+    text = "John Smith is in it, and she is wonderful; her scenes are the best."
+    assert screen(make(nlp, text, ["John Smith", "she", "her"]), WL) == (None, "unclear")
+
+
+def test_a_name_written_without_its_accents_is_the_same_name(nlp: Language) -> None:
+    doc = nlp("Pedro Almodóvar made this, and the colours glow. Almodovar never bores.")
+    [clusters] = RuleCoref(WL).clusters([doc])
+    assert [[doc.text[s:e] for s, e in c] for c in clusters] == [
+        ["Pedro Almodóvar", "Almodovar"]]

@@ -38,6 +38,7 @@ from biasrepro.biasfinder.person import (
     name_placeholder,
     name_tokens,
     person_cluster,
+    plays_a_named_part,
 )
 from biasrepro.biasfinder.placeholders import Candidate, placeholder
 
@@ -158,7 +159,8 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
         return []
     if any(_gendered_beside(doc, m, wordlists) for m in mentions if m.kind == NAME):
         return []
-    if _stray_gendered(doc, mentions, next(iter(genders)), wordlists):
+    if _stray_gendered(doc, mentions, next(iter(genders)), wordlists) or plays_a_named_part(
+            doc, mentions):
         return []
     text = doc.text
     edits: list[tuple[int, int, str]] = []

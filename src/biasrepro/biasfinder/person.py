@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING
 
 from biasrepro.biasfinder.placeholders import PLACEHOLDER, placeholder
 from biasrepro.nlp.coref import clusters_of, said_to_be_person
-from biasrepro.nlp.syntax import name_gender
+from biasrepro.nlp.syntax import fold, name_gender
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spacy.tokens import Doc, Span, Token
 
     from biasrepro.biasfinder.wordlists import Wordlists
@@ -236,7 +238,8 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
       noun ("the writer" with its "he" is another person); a person named once with a
       role ("the director, Norman Jewison") is not a cluster, as a name named once is not;
     * ``unclear``: a mention of the cluster is none of those, or its case or span is
-      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions);
+      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions), or a full
+      name's first name is plainly of the other gender than its pronouns;
     * ``not a person``: a name of the cluster reads as a title: in quotes, with a
       determiner ("your Nanny"), beside or predicated of a work noun ("the film Haggard",
       "Haggard is one of the funniest movies"), followed by a number or "&"; or no name of
@@ -271,7 +274,12 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
     if any(a.kind == b.kind == NAME and not doc.text[a.target[1]:b.target[0]].strip()
            for a, b in pairwise(mentions)):
         return None, "unclear"  # "BRITTANY" "SNOW" as two names: one would be filled twice
+    if any(m.kind == PRONOUN and doc.text[m.start:m.end].istitle()
+           and not _starts_sentence(doc, m) for m in mentions):
+        return None, "not a person"  # "Away from Her": a pronoun in a title
     names = [m for m in mentions if m.kind == NAME]
+    if _misgendered(doc, mentions):
+        return None, "unclear"
     if names and (any(_title_like(doc, m) for m in names)
                   or not any(_person_name(doc, m, wordlists) for m in names)):
         return None, "not a person"
@@ -279,7 +287,30 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
         genders = {m.gender for m in mentions if m.gender is not None}
         if any(g is None or g in genders for g in _other_names(doc, mentions, wordlists)):
             return None, "another name"
+        if not any(m.kind in (NOUN, PERSON) for m in mentions[:1]):
+            return None, "no antecedent"
     return mentions, ""
+
+
+def _misgendered(doc: Doc, mentions: list[Mention]) -> bool:
+    """A full name whose first name is plainly of the other gender than the cluster's
+    pronouns ("Will Smith ... her"): two people merged. One word may be a surname
+    ("Dawson ... her"), so only names of two words or more are read."""
+    genders = {m.gender for m in mentions if m.kind in (PRONOUN, NOUN)}
+    for m in mentions:
+        if m.kind != NAME or len(span := name_tokens(doc, m)) < 2:
+            continue
+        guessed = name_gender(span[0].text, strict=True)
+        if guessed is not None and genders - {guessed}:
+            return True
+    return False
+
+
+def _starts_sentence(doc: Doc, m: Mention) -> bool:
+    """A mention that opens a sentence, a quotation or a bracket: capitals there are no title."""
+    tok = name_tokens(doc, m)[0]
+    return tok.is_sent_start or tok.i == 0 or doc[tok.i - 1].is_punct or (
+        doc[tok.i - 1].text in _QUOTES)
 
 
 def _named_once(mentions: list[Mention]) -> bool:
@@ -312,6 +343,14 @@ def _title_like(doc: Doc, m: Mention) -> bool:
     after = doc[last.i + 1: last.i + 3]
     if len(after) and after[0].text[:1].isdigit():
         return True  # "Ranma 1/2", "Rocky 2"
+    if text[e:e + 1] == "-" and text[e + 1:e + 2].isalpha():
+        return True  # "Judy-ism", "Bond-style"
+    if (len(after) and after[0].is_alpha and after[0].text[:1].isupper()
+            and text[e:e + 1] == " " and not after[0].is_sent_start
+            and after[0].pos_ == "PROPN"):
+        return True  # "the Joseph Smith Memorial Building": part of a longer name
+    if len(span) == 1 and root.tag_ == "JJ" and name_gender(root.text) is None:
+        return True  # "Gritty and true", "a Lovecraftian feel"
     if (len(after) == 2 and after[0].text == "&" and after[1].text[:1].isupper()
             and name_gender(after[1].text) is None):
         return True  # "Barney & Friends"
@@ -368,21 +407,71 @@ def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
         title = doc[ent.start - 1] if ent.start else None
         if title is not None and _title(title) in GENDERED_TITLES:
             out.append(GENDERED_TITLES[_title(title)])
-        elif ((g := name_gender(words[0].text)) is not None or len(words) > 1
-              or not words[0].text.isupper()):  # not a title in capitals ("MEMENTO")
-            out.append(g)
+        elif len(words) > 1:
+            out.append(name_gender(words[0].text))
+        elif not words[0].text.isupper():  # not a title in capitals ("MEMENTO")
+            out.append(None)  # one word may be a surname: "Dawson" is no man
     for tok in doc:
         if tok.i in seen or tok.pos_ != "PROPN" or not tok.text[:1].isupper() or not outside(
                 tok):
             continue
         if any(c.dep_ == "det" and c.lower_ in _NAME_DETERMINERS for c in tok.children):
             continue  # "makes the old man into a Job": a figure, not someone named
-        if (g := name_gender(tok.text)) is not None:
-            out.append(g)
-        elif said_to_be_person(tok, wordlists) or (
+        if name_gender(tok.text) is not None or said_to_be_person(tok, wordlists) or (
                 tok.dep_ in ("nsubj", "nsubjpass", "poss") and not tok.text.isupper()):
             out.append(None)  # "Kubrick again puts his ...", "Almodovar's film"
     return out
+
+
+#: nouns for a part an actor plays ("the role of Maya")
+_ROLE_NOUNS = frozenset({"role", "part", "character", "portrayal", "turn"})
+#: verbs whose object is the part played ("plays Karen Blixen")
+_PLAY_VERBS = frozenset({"play", "portray", "impersonate"})
+
+
+def plays_a_named_part(doc: Doc, mentions: list[Mention]) -> bool:
+    """Whether the person is said to play someone named — "Al Pacino stars as Tony Montana",
+    "she plays Karen Blixen", "her role of Maya" — or a name in brackets follows the
+    person's name or precedes it ("Ty (Columbus Short)", "Columbus Short (Ty)"). The part
+    and its player are one person in two guises; a swap of one leaves the other's name and
+    gender (a woman named in the mutant plays Tony Montana)."""
+    inside = [m.target for m in mentions]
+
+    def of_person(tok: Token) -> bool:
+        return any(s <= tok.idx < e for s, e in inside)
+
+    for tok in doc:
+        if (tok.pos_ != "PROPN" or tok.dep_ == "compound" or not tok.text[:1].isupper()
+                or of_person(tok) or any(c.dep_ == "det" for c in tok.children)):
+            continue  # "as the Party Crasher" names no one
+        first = min([tok.i] + [c.i for c in tok.children if c.dep_ == "compound"])
+        if first and doc[first - 1].text == "(" and (
+                of_person(tok.head) or any(of_person(c) for c in tok.children
+                                           if c.dep_ == "appos")):
+            return True  # "Ty (Columbus Short)", "Columbus Short (Ty)"
+        head = tok.head
+        part = (tok.dep_ == "pobj" and (head.lower_ == "as" or (
+            head.lower_ == "of" and head.head.lemma_.lower() in _ROLE_NOUNS))) or (
+            tok.dep_ == "dobj" and head.lemma_.lower() in _PLAY_VERBS)
+        if part and _said_of_person(head, of_person):
+            return True
+    return False
+
+
+def _said_of_person(tok: Token, of_person: Callable[[Token], bool]) -> bool:
+    """Whether the phrase above ``tok`` is about the person: a noun on the way up is theirs
+    ("her role of Maya"), or the clause it hangs from has them as its subject ("Al Pacino
+    turns in a performance as ...", "who plays ...")."""
+    while True:
+        if any(c.dep_ == "poss" and of_person(c) for c in tok.children):
+            return True
+        if tok.pos_ in ("VERB", "AUX") or tok.head.i == tok.i:
+            break
+        tok = tok.head
+    subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if tok.dep_ == "relcl":
+        subjects.append(tok.head)  # "Jorja Fox, who plays ..."
+    return any(of_person(c) for c in subjects)
 
 
 def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
@@ -396,7 +485,7 @@ def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool
     where it acts as a name (a proper noun, a subject or possessor: "tony says")."""
     chosen = [m for m in mentions if m.kind in kinds]
     replaced = [m.target for m in chosen]
-    words = {kind: {t.lower_ for m in chosen if m.kind == kind
+    words = {kind: {fold(t.lower_) for m in chosen if m.kind == kind
                     for t in doc.char_span(*m.target) or () if t.is_alpha}
              for kind in (NAME, NOUN)}
     initials = {"".join(t.text[0] for t in span).lower() for m in chosen if m.kind == NAME
@@ -404,13 +493,14 @@ def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool
     for t in doc:
         if any(s <= t.idx < e for s, e in replaced):
             continue
-        if t.lower_ in words[NOUN] and any(c.dep_ in ("det", "poss") for c in t.children):
+        lower = fold(t.lower_)  # "Almodovar" after "Pedro Almodóvar"
+        if lower in words[NOUN] and any(c.dep_ in ("det", "poss") for c in t.children):
             return True  # "An uncle" before "The uncle"; not "the nature of man"
         if t.text[:1].isupper() and (
-                t.lower_ in words[NAME] or (t.text.isupper() and t.lower_ in initials)
-                or any(_variant(t.lower_, w) for w in words[NAME] if len(w) >= 4)):
+                lower in words[NAME] or (t.text.isupper() and lower in initials)
+                or any(_variant(lower, w) for w in words[NAME] if len(w) >= 4)):
             return True
-        if t.lower_ in words[NAME] and (t.pos_ == "PROPN" or t.dep_ in (
+        if lower in words[NAME] and (t.pos_ == "PROPN" or t.dep_ in (
                 "nsubj", "nsubjpass", "poss")):
             return True  # "where tony says": the name in lower case
     return False

@@ -32,7 +32,14 @@ from spacy.tokens import Doc, Token
 
 from biasrepro.data.download import hub_snapshot
 from biasrepro.errors import ConfigError, ModelError
-from biasrepro.nlp.syntax import SUBJECTS, clause_mates, hobbs_rank, name_gender, relative_subject
+from biasrepro.nlp.syntax import (
+    SUBJECTS,
+    clause_mates,
+    fold,
+    hobbs_rank,
+    name_gender,
+    relative_subject,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -235,10 +242,10 @@ class RuleCoref:
                 covered.update(range(start, end))
 
         while True:  # words of known names on tokens NER missed, until nothing new is found
-            words = {doc[i].text for s, e in found for i in range(s, e)}
+            words = {fold(doc[i].text) for s, e in found for i in range(s, e)}
             new = []
             for tok in doc:
-                if (tok.i in covered or tok.text not in words or not _capitalised(tok)
+                if (tok.i in covered or fold(tok.text) not in words or not _capitalised(tok)
                         or tok.pos_ not in ("PROPN", "NOUN")):  # any entity label: noisy
                     continue
                 start, end = tok.i, tok.i + 1
@@ -435,7 +442,7 @@ def _group_names(doc: Doc, names: list[tuple[int, int, str | None]]) -> list[lis
     """Indices into ``names`` grouped by person: full names by (first, last) word; a one-word
     mention joins the nearest full name containing that word (preceding ones first), else the
     other one-word mentions of the same word."""
-    words = [tuple(doc[i].text for i in range(s, e)) for s, e, _ in names]
+    words = [tuple(fold(doc[i].text) for i in range(s, e)) for s, e, _ in names]
     entities: list[list[int]] = []
     by_key: dict[tuple[str, ...], int] = {}
     for k, w in enumerate(words):

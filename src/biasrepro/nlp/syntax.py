@@ -1,10 +1,12 @@
 """Facts of the dependency parse that the rule backend (:mod:`biasrepro.nlp.coref`) and the
 learned resolver (:mod:`biasrepro.nlp.resolver`) both read: a first name's gender
-(gender-guesser), Hobbs' tree search within a sentence, and binding between clause mates.
+(gender-guesser), a name without accents, Hobbs' tree search within a sentence, and binding
+between clause mates.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,13 @@ if TYPE_CHECKING:
 SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 #: gender-guesser's answers mapped to a gender (andy and unknown give none)
 GUESSED = {"male": "male", "mostly_male": "male", "female": "female", "mostly_female": "female"}
+
+
+def fold(word: str) -> str:
+    """``word`` without accents, as a name may be written either way ("Almodóvar",
+    "Almodovar")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word)
+                   if not unicodedata.combining(c))
 
 
 @cache
