@@ -54,8 +54,8 @@ MAX_DEFECT_RATE, MAX_WRONG_REJECTIONS, MAX_UNLABELLED = 0.10, 0.20, 0.10
 #: review never labelled is as unlabelled as a changed one; occupation is a sample
 CENSUS = frozenset({"gender", "country"})
 #: the rates measured with the labels as they are: no change may make them worse
-CEILING = {"gender": 0.18, "occupation": 0.16, "country": 0.06, "rejections": 0.52}
-SHORT = {"gender": "gender templates: 21 of 120 labelled are defective (17.5 %)",
+CEILING = {"gender": 0.17, "occupation": 0.16, "country": 0.06, "rejections": 0.52}
+SHORT = {"gender": "gender templates: 20 of 120 labelled are defective (16.7 %)",
          "occupation": "occupation templates: 23 of 147 labelled are defective (15.6 %)",
          "rejections": "24 of 47 single-person rejections are wrong (51 %)"}
 

@@ -287,3 +287,32 @@ def test_a_name_written_without_its_accents_is_the_same_name(nlp: Language) -> N
     [clusters] = RuleCoref(WL).clusters([doc])
     assert [[doc.text[s:e] for s, e in c] for c in clusters] == [
         ["Pedro Almodóvar", "Almodovar"]]
+
+
+@pytest.mark.parametrize(("text", "cluster"), [
+    ("Ben Affleck is fine in his part, but the real star is James Gandolfini. He steals it.",
+     ["Ben Affleck", "his", "He"]),
+    ("Stiller is the worker while Black is a dreamer, and he gets rich.",
+     ["Stiller", "he"]),
+])
+def test_a_proper_noun_acting_as_someone_between_a_pronoun_and_its_antecedent_blocks(
+        nlp: Language, text: str, cluster: list) -> None:
+    """The pronoun may be theirs: a gender template would swap it (the small model's NER
+    misses many such names); a country template, which swaps names only, is still made."""
+    doc = make(nlp, text, cluster)
+    assert gender_templates(doc, WL) == []
+    assert country_templates(doc, WL)
+
+
+def test_a_date_or_a_language_between_is_no_one(nlp: Language) -> None:
+    text = "Nick Nolte plays a botanist. In March he speaks English, and he is good."
+    assert template(nlp, text, ["Nick Nolte", ("he", 1), ("he", 2)]) is not None
+
+
+def test_the_person_as_the_part_someone_else_plays_gives_no_gender_template(
+        nlp: Language) -> None:
+    text = "Dee Snider is wonderful as Captain Howdy, and he is scary."
+    assert template(nlp, text, ["Howdy", "he"]) is None
+    text = "I cried when Joey Trotta (Wil Wheaton) died; he was so good."
+    assert template(nlp, text, ["Wil Wheaton", "he"]) is None
+

@@ -35,6 +35,7 @@ from biasrepro.biasfinder.person import (
     apply_edits,
     generic_pronoun,
     left_over,
+    name_between,
     name_placeholder,
     name_tokens,
     person_cluster,
@@ -159,8 +160,8 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
         return []
     if any(_gendered_beside(doc, m, wordlists) for m in mentions if m.kind == NAME):
         return []
-    if _stray_gendered(doc, mentions, next(iter(genders)), wordlists) or plays_a_named_part(
-            doc, mentions):
+    if (_stray_gendered(doc, mentions, next(iter(genders)), wordlists)
+            or plays_a_named_part(doc, mentions) or name_between(doc, mentions)):
         return []
     text = doc.text
     edits: list[tuple[int, int, str]] = []

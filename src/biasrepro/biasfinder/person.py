@@ -13,6 +13,7 @@ gender and country engines both build on it; ``docs/biasfinder-templates.md`` li
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -238,7 +239,8 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
       noun ("the writer" with its "he" is another person); a person named once with a
       role ("the director, Norman Jewison") is not a cluster, as a name named once is not;
     * ``unclear``: a mention of the cluster is none of those, or its case or span is
-      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions), or a full
+      unclear (a generic "he (or she)", "her's", "James'", overlapping mentions, a bracket
+      inside a name), or a full
       name's first name is plainly of the other gender than its pronouns;
     * ``not a person``: a name of the cluster reads as a title: in quotes, with a
       determiner ("your Nanny"), beside or predicated of a work noun ("the film Haggard",
@@ -271,6 +273,8 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
         return None, "unclear"
     if any(a.end > b.start for a, b in pairwise(mentions)):
         return None, "unclear"
+    if any(m.kind == NAME and _BRACKETS & set(doc.text[slice(*m.target)]) for m in mentions):
+        return None, "unclear"  # "Muldaur(who": the tokenizer glued a bracket to the name
     if any(a.kind == b.kind == NAME and not doc.text[a.target[1]:b.target[0]].strip()
            for a, b in pairwise(mentions)):
         return None, "unclear"  # "BRITTANY" "SNOW" as two names: one would be filled twice
@@ -290,6 +294,42 @@ def screen(doc: Doc, wordlists: Wordlists) -> tuple[list[Mention] | None, str]:
         if not any(m.kind in (NOUN, PERSON) for m in mentions[:1]):
             return None, "no antecedent"
     return mentions, ""
+
+
+#: where a proper noun acts as someone who might be meant: "JJL being ...", "the star is
+#: James Gandolfini", "Black invents ..."
+_PERSON_ROLES = frozenset({"nsubj", "nsubjpass", "poss", "attr"})
+#: entity types no one is: a proper noun tagged one of these is not a candidate
+_NO_ONE = frozenset({"DATE", "TIME", "LANGUAGE", "NORP", "MONEY", "PERCENT", "QUANTITY",
+                     "ORDINAL", "CARDINAL", "WORK_OF_ART", "EVENT", "LAW"})
+
+
+def name_between(doc: Doc, mentions: list[Mention]) -> bool:
+    """A proper noun of the cluster's gender or of none known, acting as a person (a subject,
+    possessor or predicate; not a date, a title in capitals, a language...), between one of
+    its pronouns and the mention before it ("Ben Affleck was believable, but the real star
+    is James Gandolfini. He ..."): the pronoun may be theirs, and the small model's NER
+    misses many such names ("Black", "JJL"). A gender template would swap that pronoun;
+    a country template, which swaps names only, is not hurt."""
+    gender = next(iter({m.gender for m in mentions if m.kind in (PRONOUN, NOUN)}), None)
+    own = {fold(t.lower_) for m in mentions if m.kind == NAME for t in name_tokens(doc, m)}
+    for before, m in pairwise(mentions):
+        if m.kind != PRONOUN:
+            continue
+        for tok in doc.char_span(before.end, m.start, alignment_mode="contract") or ():
+            if (tok.pos_ != "PROPN" or tok.dep_ not in _PERSON_ROLES
+                    or tok.ent_type_ in _NO_ONE or (tok.text.isupper() and len(tok) > 4)
+                    or not tok.text[:1].isupper() or fold(tok.lower_) in own
+                    or _title(tok) in _TITLES
+                    or any(c.dep_ == "det" and c.lower_ in _NAME_DETERMINERS
+                           for c in tok.children)):
+                continue
+            first = min([tok] + [c for c in tok.children if c.dep_ == "compound"],
+                        key=lambda t: t.i)
+            guessed = name_gender(first.text, strict=True) if first.i != tok.i else None
+            if guessed in (None, gender):
+                return True
+    return False
 
 
 def _misgendered(doc: Doc, mentions: list[Mention]) -> bool:
@@ -425,53 +465,79 @@ def _other_names(doc: Doc, mentions: list[Mention], wordlists: Wordlists
 
 #: nouns for a part an actor plays ("the role of Maya")
 _ROLE_NOUNS = frozenset({"role", "part", "character", "portrayal", "turn"})
+#: a name in brackets right after a name ("Ty (Columbus Short)"), and a name before a bracket
+_BRACKETED_AFTER = re.compile(r"\s*,?\s*\(((?:[A-Z][\w.'-]*\s?){1,3})\)")
+_BRACKETED_BEFORE = re.compile(r"[A-Z][\w.'-]*\s*\($")
+_BRACKETS = frozenset("()[]{}")
 #: verbs whose object is the part played ("plays Karen Blixen")
 _PLAY_VERBS = frozenset({"play", "portray", "impersonate"})
 
 
 def plays_a_named_part(doc: Doc, mentions: list[Mention]) -> bool:
     """Whether the person is said to play someone named — "Al Pacino stars as Tony Montana",
-    "she plays Karen Blixen", "her role of Maya" — or a name in brackets follows the
-    person's name or precedes it ("Ty (Columbus Short)", "Columbus Short (Ty)"). The part
-    and its player are one person in two guises; a swap of one leaves the other's name and
-    gender (a woman named in the mutant plays Tony Montana)."""
+    "she plays Karen Blixen", "her role of Maya" — or is the part someone plays ("Dee Snider
+    is wonderful as Captain Howdy"), or a name in brackets follows the person's name or the
+    person's name is in brackets after another ("Ty (Columbus Short)", "Joey Trotta (Wil
+    Wheaton)"). The part and its player are one person in two guises; a swap of one leaves
+    the other's name and gender (a woman named in the mutant plays Tony Montana)."""
     inside = [m.target for m in mentions]
 
     def of_person(tok: Token) -> bool:
         return any(s <= tok.idx < e for s, e in inside)
 
+    text = doc.text
+    for m in mentions:
+        if m.kind != NAME:
+            continue
+        s, e = m.target
+        after = _BRACKETED_AFTER.match(text, e)
+        if (after and after.group(1).split()[0].lower() not in _NAME_DETERMINERS) or (
+                _BRACKETED_BEFORE.search(text, 0, s) and text[e:e + 1] == ")"):
+            return True  # "Ty (Columbus Short)", "Joey Trotta (Wil Wheaton)"
+        root = name_tokens(doc, m).root
+        if _is_part(root) and any(t.pos_ == "PROPN" and not of_person(t)
+                                  for t in _subjects(root.head)):
+            return True  # "Dee Snider is wonderful as Captain Howdy": the person is the part
     for tok in doc:
         if (tok.pos_ != "PROPN" or tok.dep_ == "compound" or not tok.text[:1].isupper()
                 or of_person(tok) or any(c.dep_ == "det" for c in tok.children)):
             continue  # "as the Party Crasher" names no one
-        first = min([tok.i] + [c.i for c in tok.children if c.dep_ == "compound"])
-        if first and doc[first - 1].text == "(" and (
-                of_person(tok.head) or any(of_person(c) for c in tok.children
-                                           if c.dep_ == "appos")):
-            return True  # "Ty (Columbus Short)", "Columbus Short (Ty)"
-        head = tok.head
-        part = (tok.dep_ == "pobj" and (head.lower_ == "as" or (
-            head.lower_ == "of" and head.head.lemma_.lower() in _ROLE_NOUNS))) or (
-            tok.dep_ == "dobj" and head.lemma_.lower() in _PLAY_VERBS)
-        if part and _said_of_person(head, of_person):
+        if _is_part(tok) and _said_of_person(tok.head, of_person):
             return True
     return False
+
+
+def _is_part(tok: Token) -> bool:
+    """``tok`` names a part played: "as Tony Montana", "the role of Maya", "plays Karen"."""
+    head = tok.head
+    return (tok.dep_ == "pobj" and (head.lower_ == "as" or (
+        head.lower_ == "of" and head.head.lemma_.lower() in _ROLE_NOUNS))) or (
+        tok.dep_ == "dobj" and head.lemma_.lower() in _PLAY_VERBS)
 
 
 def _said_of_person(tok: Token, of_person: Callable[[Token], bool]) -> bool:
     """Whether the phrase above ``tok`` is about the person: a noun on the way up is theirs
     ("her role of Maya"), or the clause it hangs from has them as its subject ("Al Pacino
     turns in a performance as ...", "who plays ...")."""
+    up = tok
     while True:
-        if any(c.dep_ == "poss" and of_person(c) for c in tok.children):
+        if any(c.dep_ == "poss" and of_person(c) for c in up.children):
             return True
-        if tok.pos_ in ("VERB", "AUX") or tok.head.i == tok.i:
+        if up.pos_ in ("VERB", "AUX") or up.head.i == up.i:
             break
+        up = up.head
+    return any(of_person(c) for c in _subjects(tok))
+
+
+def _subjects(tok: Token) -> list[Token]:
+    """The subjects of the clause ``tok`` hangs from (a relative clause's: the noun it
+    modifies, "Jorja Fox, who plays ...")."""
+    while tok.pos_ not in ("VERB", "AUX") and tok.head.i != tok.i:
         tok = tok.head
     subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
     if tok.dep_ == "relcl":
-        subjects.append(tok.head)  # "Jorja Fox, who plays ..."
-    return any(of_person(c) for c in subjects)
+        subjects.append(tok.head)
+    return subjects
 
 
 def left_over(doc: Doc, mentions: list[Mention], kinds: tuple[str, ...]) -> bool:
