@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from biasrepro.biasfinder.placeholders import PLACEHOLDER, placeholder
 from biasrepro.nlp.coref import clusters_of, said_to_be_person
-from biasrepro.nlp.syntax import fold, name_gender
+from biasrepro.nlp.syntax import SUBJECTS, fold, name_gender
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -534,7 +534,7 @@ def _subjects(tok: Token) -> list[Token]:
     modifies, "Jorja Fox, who plays ...")."""
     while tok.pos_ not in ("VERB", "AUX") and tok.head.i != tok.i:
         tok = tok.head
-    subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+    subjects = [c for c in tok.children if c.dep_ in SUBJECTS]
     if tok.dep_ == "relcl":
         subjects.append(tok.head)
     return subjects
