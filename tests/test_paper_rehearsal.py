@@ -75,6 +75,19 @@ SIZE_KNOBS = {
 }
 #: reviews per split and polarity packed into the rehearsal's aclImdb_v1.tar.gz
 IMDB_PER_POLARITY = {"train": 100, "test": 40}
+#: reviews written for the rehearsal, added to its test split: one person named by a lone
+#: first name the hand-set F-coref clusters (:data:`COREF_NAMES`). Its clusters hold single
+#: tokens, so in a real review it marks "John" of "John Smith", which the template engine
+#: refuses (a name left half); these give the gender path templates to carry
+WRITTEN_TEST = {
+    "pos": ["Mary is the heart of this small film. She is funny, and her timing never "
+            "slips. I would watch her in anything.",
+            "I loved every minute of it. Tom carries the story; he is warm, and his jokes "
+            "land every time."],
+    "neg": ["A dull film. Sarah tries hard, but she is given nothing to do, and her scenes "
+            "drag on.",
+            "Peter is wasted here. He mumbles, his lines go nowhere, and the plot forgets him "
+            "halfway."]}
 #: common first names the hand-set F-coref puts in their gender's cluster (a person's
 #: cluster needs a name for country templates)
 COREF_NAMES = {"male": ("john", "david", "michael", "robert", "james", "william", "mark",
@@ -111,14 +124,17 @@ def _imdb_reviews() -> dict[str, pd.DataFrame]:
 
 def aclimdb_tar(path: Path) -> Path:
     """The Stanford layout ``aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt`` of real
-    reviews (realdata's BiasFinder samples), some with IMDB's ``<br /><br />`` breaks."""
+    reviews (realdata's BiasFinder samples; :data:`WRITTEN_TEST` too), some with IMDB's
+    ``<br /><br />`` breaks."""
     members = [("aclImdb/README", b"Large Movie Review Dataset v1.0 (rehearsal subset)\n"),
                ("aclImdb/imdb.vocab", b"the\nand\n"),
                ("aclImdb/train/unsup/0_0.txt", b"An unlabelled review, ignored.")]
     for split, df in _imdb_reviews().items():
         for label, polarity in ((1, "pos"), (0, "neg")):
-            rows = df[df["label"] == label].head(IMDB_PER_POLARITY[split])
-            for i, text in enumerate(rows["text"]):
+            texts = [*df.loc[df["label"] == label, "text"].head(IMDB_PER_POLARITY[split])]
+            if split == "test":
+                texts += WRITTEN_TEST[polarity]
+            for i, text in enumerate(texts):
                 rating = 8 + i % 3 if label else 1 + i % 4
                 if i % 3 == 0:
                     text = text.replace(". ", ".<br /><br />", 1)
@@ -450,7 +466,8 @@ def test_paper_profile_rehearsal(tmp_path: Path, served: tuple[Path, str],
     # the data: the archive's reviews, the Civil Comments member, the SST set
     summary = json.loads((repo / "results/data/summary.json").read_text())
     assert summary["imdb"]["train"]["n"] == 2 * IMDB_PER_POLARITY["train"]
-    assert summary["imdb"]["test"]["n"] == 2 * IMDB_PER_POLARITY["test"]
+    assert summary["imdb"]["test"]["n"] == 2 * IMDB_PER_POLARITY["test"] + sum(
+        len(v) for v in WRITTEN_TEST.values())
     sst = pd.read_parquet(repo / "results/data/sst/fairness.parquet")
     assert len(sst) == 462
     civil = json.loads((repo / "results/data/civil_comments/identity_stats.json").read_text())
