@@ -160,8 +160,9 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
         return []
     if any(_gendered_beside(doc, m, wordlists) for m in mentions if m.kind == NAME):
         return []
-    if (_stray_gendered(doc, mentions, next(iter(genders)), wordlists)
-            or plays_a_named_part(doc, mentions) or name_between(doc, mentions)):
+    gender = next(iter(genders))
+    if (_stray_gendered(doc, mentions, gender, wordlists)
+            or plays_a_named_part(doc, mentions) or name_between(doc, mentions, gender)):
         return []
     text = doc.text
     edits: list[tuple[int, int, str]] = []
@@ -179,4 +180,4 @@ def gender_templates(doc: Doc, wordlists: Wordlists) -> list[Candidate]:
     template = apply_edits(text, edits)
     if template is None:
         return []
-    return [Candidate(template, genders.pop())]
+    return [Candidate(template, gender)]

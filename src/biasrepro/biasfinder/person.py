@@ -304,14 +304,13 @@ _NO_ONE = frozenset({"DATE", "TIME", "LANGUAGE", "NORP", "MONEY", "PERCENT", "QU
                      "ORDINAL", "CARDINAL", "WORK_OF_ART", "EVENT", "LAW"})
 
 
-def name_between(doc: Doc, mentions: list[Mention]) -> bool:
-    """A proper noun of the cluster's gender or of none known, acting as a person (a subject,
+def name_between(doc: Doc, mentions: list[Mention], gender: str) -> bool:
+    """A proper noun of the cluster's ``gender`` or of none known, acting as a person (a subject,
     possessor or predicate; not a date, a title in capitals, a language...), between one of
     its pronouns and the mention before it ("Ben Affleck was believable, but the real star
     is James Gandolfini. He ..."): the pronoun may be theirs, and the small model's NER
     misses many such names ("Black", "JJL"). A gender template would swap that pronoun;
     a country template, which swaps names only, is not hurt."""
-    gender = next(iter({m.gender for m in mentions if m.kind in (PRONOUN, NOUN)}), None)
     own = {fold(t.lower_) for m in mentions if m.kind == NAME for t in name_tokens(doc, m)}
     for before, m in pairwise(mentions):
         if m.kind != PRONOUN:
@@ -526,7 +525,7 @@ def _said_of_person(tok: Token, of_person: Callable[[Token], bool]) -> bool:
         if up.pos_ in ("VERB", "AUX") or up.head.i == up.i:
             break
         up = up.head
-    return any(of_person(c) for c in _subjects(tok))
+    return any(of_person(c) for c in _subjects(up))
 
 
 def _subjects(tok: Token) -> list[Token]:
