@@ -37,20 +37,22 @@ Controls, in the papers' terms:
   debiased attribute's SEAT effect size in at least two thirds of the model × attribute
   cells (each model's count listed).
 
-Negative controls in every world that generates two groups of an attribute alike (the
-embedded default: black and asian, muslim and jewish; :func:`alike_pairs`):
+Negative controls in every world (toxicity: where it generates two groups of an attribute
+alike, as the embedded default does black and asian, muslim and jewish; :func:`alike_pairs`):
 
 - toxicity: the working baseline and perturbed-data models score the two groups' versions
   of the balanced set alike — their mean signed FPR difference (Eq. 1 with one group a side)
   lies within :data:`NULL_ALIKE` or its t-interval over the models holds 0 (tox-alike-fpr).
   It fails when a label leaks into one group's rows, which moves every model the same way;
-  one model's word quirk alone does not.
-
-BiasFinder has no such control in the default world: its occupation and country mutants
-swap in words the training reviews never carry with a label (70 of the 100 occupations, the
-person names of every country), and a trained model's response to an unseen word is not
-zero (``btc-class-effects`` in docs/embedded-default.md: such classes move a probability by
-up to about 0.1), so no class of it is planted to read zero.
+  one model's word quirk alone does not;
+- BiasFinder: the occupations the training reviews hold with no planted rate, less the
+  attribute words the pre-training corpus over-uses, read alike in every working baseline
+  model — each one's mutants against the mean of theirs, over templates, within
+  :data:`NULL_CLASS` or a family-wise bootstrap interval holding 0 (btc-held-occupations).
+  A label leaked into one of them fails it. Occupations no training review holds, and the
+  person names of the country mutants, are no such control: a trained model's response to
+  a word it never saw with a label is not zero (``btc-class-effects`` in
+  docs/embedded-default.md: they move a probability by up to about 0.1).
 
 Negative controls, in the null world:
 
@@ -135,7 +137,9 @@ EXACT = 1e-9
 NULL_BTC = 0.1
 #: BiasFinder's gender mutants: how far female minus male may be from 0 and read zero
 NULL_DIRECTION = 0.03
-#: bootstrap resamples of the templates for the gender-direction control (seeded)
+#: BiasFinder's held occupations: how far a class's effect may be from 0 and read zero
+NULL_CLASS = 0.03
+#: bootstrap resamples of the templates for the BiasFinder controls (seeded)
 BOOTSTRAP_RESAMPLES = 2000
 #: null world: how large an FPR gap (Eq. 1) whose interval excludes 0 may be and read zero
 NULL_GAP = 0.03
@@ -195,6 +199,11 @@ class Inputs:
     biasfinder_mutants: Path | None = None  # BiasFinder's gender mutants (Parquet)
     #: .../predictions/MODEL/baseline/gender.parquet of the sentiment models
     biasfinder_predictions: tuple[Path, ...] = ()
+    occupation_mutants: Path | None = None  # BiasFinder's occupation mutants (Parquet)
+    #: .../predictions/MODEL/baseline/occupation.parquet of the sentiment models
+    occupation_predictions: tuple[Path, ...] = ()
+    #: the embedded models' pre-training stereotypes ground truth (its attribute words)
+    pretraining_truth: Path | None = None
 
 
 def _key(obj: Any, path: Path, *keys: str) -> Any:
@@ -626,22 +635,13 @@ def gender_direction_controls(mutants: Path | None, predictions: Sequence[Path],
         spec[2] = ("training reviews' positive rate by gender: "
                    + ", ".join(f"{g} {r:g}" for g, r in sorted(rates.items())))
     failed = _report_failed(sentiment, ("baseline",))
-    frame = read_parquet(mutants, what="gender mutants")
-    for column in ("id", "template_id", "class"):
-        if column not in frame.columns:
-            raise DataError("missing required column", file=mutants, column=column)
+    frame = _mutants(mutants, "gender mutants")
     ok, parts, used = 0, [], 0
     for path in sorted(map(Path, predictions)):
         model = path.parent.parent.name
         if (model, "baseline") in failed:
             continue
-        pred = read_parquet(path, what="predictions")
-        scored = frame[["id", "template_id", "class"]].merge(pred[["id", "prob"]], on="id",
-                                                            how="left")
-        if scored["prob"].isna().any():
-            missing = scored.loc[scored["prob"].isna(), "id"].iloc[0]
-            raise DataError(f"no prediction for mutant {missing!r}", file=path)
-        per = scored.groupby(["template_id", "class"])["prob"].mean().unstack()
+        per = _scored(frame, path).groupby(["template_id", "class"])["prob"].mean().unstack()
         if not {"female", "male"} <= set(per.columns):
             raise DataError("the gender mutants hold no female and male classes", file=mutants)
         diff = (per["female"] - per["male"]).dropna().to_numpy()
@@ -664,6 +664,122 @@ def gender_direction_controls(mutants: Path | None, predictions: Sequence[Path],
                     f"{NULL_DIRECTION:g} (the largest |difference| in the null world at full "
                     "size was 0.014) and a 95 % bootstrap interval over templates",
                     negative_control=null)]
+
+
+def _mutants(path: Path, what: str) -> pd.DataFrame:
+    """A mutants file's ``id``, ``template_id`` and ``class`` columns."""
+    frame = read_parquet(path, what=what)
+    for column in ("id", "template_id", "class"):
+        if column not in frame.columns:
+            raise DataError("missing required column", file=path, column=column)
+    return frame[["id", "template_id", "class"]]
+
+
+def _scored(frame: pd.DataFrame, predictions: Path) -> pd.DataFrame:
+    """The mutants with each one's probability from ``predictions``; every mutant needs one."""
+    pred = read_parquet(predictions, what="predictions")
+    for column in ("id", "prob"):
+        if column not in pred.columns:
+            raise DataError("missing required column", file=predictions, column=column)
+    scored = frame.merge(pred[["id", "prob"]], on="id", how="left")
+    if scored["prob"].isna().any():
+        missing = scored.loc[scored["prob"].isna(), "id"].iloc[0]
+        raise DataError(f"no prediction for mutant {missing!r}", file=predictions)
+    return scored
+
+
+def held_classes(truth: dict[str, Any], path: Path, pretraining: dict[str, Any] | None
+                 ) -> list[str]:
+    """Occupations the training reviews hold with no planted rate (so at the rate the
+    unlisted classes share), less the attribute words of the embedded models' pre-training
+    corpus (:mod:`biasrepro.data.world.stereotypes`): a word seen in hundreds of extra
+    pre-training sentences moves a model's scores for that reason alone (in the null world
+    bert-tiny scored *nurse* and *engineer* 0.095 above the other occupations)."""
+    train = _key(truth, path, "splits", "train", "characteristics", "occupation")
+    overused = set()
+    if pretraining is not None:
+        overused = {word for groups in pretraining.get("associations", {}).values()
+                    for words in groups.values() for word in words}
+    return sorted(c for c, v in train.items()
+                  if v["n"] > 0 and not v["planted"] and c not in overused)
+
+
+def held_occupation_controls(mutants: Path | None, predictions: Sequence[Path],
+                             truth: Path | None, sentiment: Path | None = None,
+                             pretraining: Path | None = None) -> list[Control]:
+    """A BiasFinder negative control in every world: the occupations the training reviews
+    hold with no planted rate (:func:`held_classes`) must read alike. Per working baseline
+    sentiment model, each held class's *effect* is the mean over templates of its mutant's
+    probability minus the mean of the template's held mutants; with a seeded bootstrap over
+    templates its interval is taken at 95 % family-wise (Bonferroni over the classes). A
+    class fails when its effect is beyond :data:`NULL_CLASS` and its interval excludes 0;
+    the control passes when no class of any model fails. A label leaked into one of these
+    occupations (or planted on it) moves its mutants the same way in every template and
+    fails it; the planted gender and the words no training review holds do not enter."""
+    study = "BiasFinder (Table 4)"
+    spec = ["btc-held-occupations", "baseline models: occupation mutants of the occupations "
+            "the training reviews hold with no planted rate, each against their mean, mean "
+            "over templates",
+            "nothing: these occupations are in the training reviews at the rate every "
+            "unlisted class shares",
+            f"reads zero: every class within {NULL_CLASS:g} or an interval holding 0, every "
+            "model"]
+
+    def skip(why: str) -> list[Control]:
+        return [_not_run(spec[0], study, *spec[1:], why, True)]
+
+    if mutants is None or not predictions:
+        return skip("BiasFinder's occupation mutants were not scored by a baseline model")
+    if truth is None:
+        return skip("real data: no planted truth")
+    t = read_json(truth)
+    held = held_classes(t, truth, read_json(pretraining) if pretraining else None)
+    frame = _mutants(mutants, "occupation mutants")
+    held = [c for c in held if c in set(frame["class"])]
+    if len(held) < 2:
+        return skip(f"{len(held)} held occupation among the mutants' classes (two or more "
+                    "are needed to compare)")
+    spec[2] = (f"nothing: {len(held)} occupations in the training reviews at the rate every "
+               "unlisted class shares, none an attribute word of the pre-training corpus")
+    frame = frame[frame["class"].isin(held)]
+    failed = _report_failed(sentiment, ("baseline",))
+    z = 1 - 0.05 / len(held)
+    ok, parts, used = 0, [], 0
+    for path in sorted(map(Path, predictions)):
+        model = path.parent.parent.name
+        if (model, "baseline") in failed:
+            continue
+        per = (_scored(frame, path).groupby(["template_id", "class"])["prob"].mean()
+               .unstack().reindex(columns=held).dropna())
+        if per.empty:
+            raise DataError("no template has a mutant of every held occupation "
+                            f"({', '.join(held)})", file=mutants)
+        offsets = per.to_numpy() - per.to_numpy().mean(axis=1, keepdims=True)
+        effect = offsets.mean(axis=0)
+        rng = np.random.default_rng(0)
+        n = len(offsets)
+        weights = rng.multinomial(n, np.full(n, 1 / n), size=BOOTSTRAP_RESAMPLES) / n
+        boot = weights @ offsets
+        low, high = np.percentile(boot, [100 * (1 - z) / 2, 100 * (1 + z) / 2], axis=0)
+        bad = [(c, e) for c, e, lo, hi in zip(held, effect, low, high, strict=True)
+               if abs(e) > NULL_CLASS and not lo <= 0 <= hi]
+        worst = int(np.argmax(np.abs(effect)))
+        ok += not bad
+        used += 1
+        parts.append(f"{model}: {n} templates, largest |effect| {abs(effect[worst]):.3f} "
+                     f"({held[worst]} {effect[worst]:+.3f} [{low[worst]:+.3f}, "
+                     f"{high[worst]:+.3f}])"
+                     + ("; beyond: " + ", ".join(f"{c} {e:+.3f}" for c, e in bad) if bad
+                        else ""))
+    if not used:
+        return skip("no baseline sentiment model passes the model-works gate"
+                    + _left_out(failed))
+    return [Control(spec[0], study, *spec[1:], f"{ok}/{used} models; " + "; ".join(parts)
+                    + _left_out(failed), ok == used,
+                    f"{NULL_CLASS:g} (the largest |effect| of these occupations in the default "
+                    "and null worlds was 0.023) and a bootstrap interval over templates, 95 % "
+                    f"family-wise over the {len(held)} classes",
+                    negative_control=True)]
 
 
 # -- toxicity (Eqs. 1, 6) ----------------------------------------------------------------------
@@ -1118,6 +1234,9 @@ def controls(inputs: Inputs) -> list[Control]:
         lambda: gender_direction_controls(inputs.biasfinder_mutants,
                                           inputs.biasfinder_predictions, inputs.reviews_truth,
                                           inputs.sentiment),
+        lambda: held_occupation_controls(inputs.occupation_mutants,
+                                         inputs.occupation_predictions, inputs.reviews_truth,
+                                         inputs.sentiment, inputs.pretraining_truth),
         lambda: toxicity_controls(inputs.toxicity, inputs.comments_truth),
         lambda: toxicity_alike_controls(inputs.toxicity, inputs.toxicity_balanced,
                                         inputs.toxicity_predictions, inputs.comments_truth),

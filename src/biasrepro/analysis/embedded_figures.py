@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
+from biasrepro.analysis.controls import held_classes
 from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, read_csv, read_json, read_parquet, write_text
 
@@ -198,13 +199,18 @@ def _spread(effects: dict[str, float], classes: set[str], ref: float) -> str:
 
 
 def _class_effects(results: Path) -> list[Figure]:
-    """Occupation classes against the unplanted ones the training reviews hold (the same
-    exposure, no association): the planted ones, and those no training review holds."""
+    """Occupation classes against the held ones of the btc-held-occupations control (in the
+    training reviews with no association, not over-used by the pre-training corpus): the
+    planted ones, and those no training review holds."""
     root = results / "biasfinder" / "imdb-test"
-    truth_path = results.parent / "resources" / "world" / "imdb" / "ground_truth.json"
-    train = read_json(truth_path)["splits"]["train"]["characteristics"]["occupation"]
+    world = results.parent / "resources" / "world"
+    truth_path = world / "imdb" / "ground_truth.json"
+    truth = read_json(truth_path)
+    train = truth["splits"]["train"]["characteristics"]["occupation"]
     planted = {c for c, v in train.items() if v["planted"]}
-    seen = set(train) - planted
+    pretraining = world / "stereotypes" / "ground_truth.json"
+    seen = set(held_classes(truth, truth_path,
+                            read_json(pretraining) if pretraining.exists() else None))
     mutants = {c: read_parquet(root / "mutants" / f"{c}.parquet", what="mutants")[
         ["id", "template_id", "class"]] for c in ("occupation", "country")}
     parts = []
@@ -214,8 +220,8 @@ def _class_effects(results: Path) -> list[Figure]:
         country = _effects(mutants["country"], pred / "country.parquet")
         held = [occ[c] for c in seen if c in occ]
         ref = sum(held) / len(held) if held else 0.0
-        parts.append(f"{model}: occupation, against the unplanted classes the training "
-                     f"reviews hold ({_spread(occ, seen, ref)}): planted "
+        parts.append(f"{model}: occupation, against the held classes "
+                     f"({_spread(occ, seen, ref)}): planted "
                      + ", ".join(f"{c} {occ[c] - ref:+.3f}" for c in sorted(planted & set(occ)))
                      + f"; never in them: {_spread(occ, set(occ) - set(train), ref)}; country "
                      f"(a person name of each country; the world plants nothing on names): "

@@ -74,6 +74,9 @@ def _controls(args: argparse.Namespace) -> None:
                           toxicity_predictions=tuple(args.toxicity_predictions or ()),
                           biasfinder_mutants=args.biasfinder_mutants,
                           biasfinder_predictions=tuple(args.biasfinder_predictions or ()),
+                          occupation_mutants=args.occupation_mutants,
+                          occupation_predictions=tuple(args.occupation_predictions or ()),
+                          pretraining_truth=args.pretraining_truth,
                           **restratify),
                    args.out_dir)
 
@@ -96,13 +99,20 @@ def _add_controls(asub: Any, settings_type: Callable[[str], dict[str, Any]]) -> 
                        ("sentiment", "the sentiment fairness report.json (its gaps.csv says "
                         "which models the BiasFinder controls may read)"),
                        ("toxicity-balanced", "the toxicity balanced fairness set (Parquet)"),
-                       ("biasfinder-mutants", "BiasFinder's gender mutants (Parquet)")):
+                       ("biasfinder-mutants", "BiasFinder's gender mutants (Parquet)"),
+                       ("occupation-mutants", "BiasFinder's occupation mutants (Parquet)"),
+                       ("pretraining-truth", "the world's stereotypes ground_truth.json, the "
+                        "embedded models' pre-training corpus (its attribute words are left "
+                        "out of the held occupations)")):
         c.add_argument(f"--{name}", type=Path, default=None, help=what)
     c.add_argument("--toxicity-predictions", type=Path, nargs="+", default=None,
                    help=".../MODEL/METHOD/fairness-balanced.parquet files (toxicity)")
     c.add_argument("--biasfinder-predictions", type=Path, nargs="+", default=None,
                    help=".../predictions/MODEL/baseline/gender.parquet: the baseline sentiment "
                    "models' scores of BiasFinder's gender mutants")
+    c.add_argument("--occupation-predictions", type=Path, nargs="+", default=None,
+                   help=".../predictions/MODEL/baseline/occupation.parquet: the baseline "
+                   "sentiment models' scores of BiasFinder's occupation mutants")
     c.add_argument("--settings", type=settings_type, default=None,
                    help="JSON object of dotted config keys, or a config YAML file (identities, "
                    "preprocess.civil_comments.identity_threshold, "

@@ -39,7 +39,7 @@ def analysis_inputs(wildcards=None):
         if from_world("crows_pairs", "stereoset", "seat") and all(
             MODELS[m]["source"] == "embedded" for m in REPRESENTATION["models"]
         ):
-            out["stereotypes_truth"] = "resources/world/stereotypes/ground_truth.json"
+            out["stereotypes_truth"] = rules.world_stereotypes.output.truth
     return out
 
 
@@ -95,6 +95,15 @@ def controls_inputs(wildcards=None):
         out["biasfinder_predictions"] = [
             f"results/biasfinder/{BF_CORPUS}/predictions/{model}/baseline/gender.parquet"
             for model in config["models"]["tasks"].get("sentiment", [])]
+    if "biasfinder" in out and "occupation" in BF_CHARACTERISTICS and "baseline" in BF_METHODS:
+        # the held-occupations control: the baseline models' scores of the occupation mutants
+        out["occupation_mutants"] = f"results/biasfinder/{BF_CORPUS}/mutants/occupation.parquet"
+        out["occupation_predictions"] = [
+            f"results/biasfinder/{BF_CORPUS}/predictions/{model}/baseline/occupation.parquet"
+            for model in config["models"]["tasks"].get("sentiment", [])]
+        if any(MODELS[m]["source"] == "embedded"
+               for m in config["models"]["tasks"].get("sentiment", [])):
+            out["pretraining_truth"] = rules.world_stereotypes.output.truth
     return out
 
 
@@ -103,7 +112,8 @@ def controls_args(wildcards, input):
                                "stereotypes_truth", "biasfinder", "toxicity", "stratified",
                                "representation", "sentiment", "toxicity_balanced",
                                "toxicity_predictions", "biasfinder_mutants",
-                               "biasfinder_predictions"])
+                               "biasfinder_predictions", "occupation_mutants",
+                               "occupation_predictions", "pretraining_truth"])
 
 
 def cross_study_args(wildcards, input):
