@@ -123,6 +123,11 @@ def embedded_model_dir(model: str) -> str:
     return f"{EMBEDDED_MODELS}/{model}"
 
 
+def finetuned_model_dir(task: str, model: str, method: str, root: str = RESULTS) -> str:
+    """The folder of a model the workflow fine-tuned for ``task`` with ``method``."""
+    return f"{root}/models/{task}/{model}/{method}"
+
+
 def subspace_file(model: str, attribute: str) -> str:
     """A pretrained model's SentenceDebias subspace of one attribute (§6.6, Table 4)."""
     return f"{RESULTS}/representation/subspaces/{model}/{attribute}.safetensors"

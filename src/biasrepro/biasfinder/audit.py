@@ -69,7 +69,7 @@ a place, a company or a band (<i>Forrest Gump</i> the film, <i>Paris</i> the cit
 (BiasFinder's RQ2 criterion: coherent, same sentiment).</li>
 </ol>"""
 
-_CSS = """\
+CSS = """\
 body{font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,
 sans-serif;color:#1d1d1f;background:#f4f4f6;margin:0}
 main{max-width:1320px;margin:0 auto;padding:24px 28px 64px}
@@ -278,14 +278,14 @@ def _original_html(original: object, template: str) -> tuple[str, str]:
             f'<p class="replaced"><b>Replaced ({len(spans)}):</b> {listed}</p>')
 
 
-def _template_html(template: str) -> str:
+def template_html(template: str) -> str:
     found = placeholders.find(template)
     shown = [f"<{w}>" for _, _, w in found]
     body = _marked(template, found, [f"placeholder {s}" for s in shown], shown)
     return f'<p class="text">{body}</p>'
 
 
-def _mutant_html(template: str, mutant: Mapping[str, object]) -> str:
+def mutant_html(template: str, mutant: Mapping[str, object]) -> str:
     values = json.loads(str(mutant["values"]))
     text, spans = filled_spans(template, values)
     label = (f'<p class="label">Mutant<span class="cls">{_esc(str(mutant["class"]))}</span>'
@@ -307,8 +307,8 @@ def _card(k: int, total: int, row: Mapping[str, object], picked: list[dict]) -> 
             f"original class {_esc(str(row['original_class']))} · "
             f"{_esc(str(row['_source']))}, row {row['_row']}")
     cells = [f'<p class="label">Original review</p>{original}{replaced}',
-             f'<p class="label">Template</p>{_template_html(template)}']
-    cells += [_mutant_html(template, m) for m in picked]
+             f'<p class="label">Template</p>{template_html(template)}']
+    cells += [mutant_html(template, m) for m in picked]
     if len(picked) < 2:
         cells.append('<p class="warn">No mutant of a second class: every value of the other '
                      "classes was skipped for this template (a name already in the text), "
@@ -347,6 +347,17 @@ def audit_html(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists,
     that is not a templates table, ConfigError for a bad ``n``/``seed`` or a fill list the
     templates need and ``wordlists`` lacks.
     """
+    sections, counts, present = audit_sections(tables, wordlists, n=n, seed=seed)
+    return _page(tables, wordlists, n=n, seed=seed, fill_lists=fill_lists, sections=sections,
+                 counts=counts, present=present)
+
+
+def audit_sections(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists, *,
+                   n: int = DEFAULT_N, seed: int = 0
+                   ) -> tuple[list[str], list[tuple[str, int, int]], list[str]]:
+    """The audit's sections (one per characteristic present: a heading and its cards), the
+    ``(characteristic, templates, sampled)`` counts and the characteristics present; the
+    page's checks and errors as :func:`audit_html`."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ConfigError(f"the sample size must be a positive number of templates (got {n!r})")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
@@ -372,7 +383,12 @@ def audit_html(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists,
             f"{len(every)} templates</h2>\n"
             f'<p class="lead">Mutants shown: {_PAIRS[characteristic]}.</p>\n'
             + "".join(cards))
+    return sections, counts, present
 
+
+def _page(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists, *, n: int,
+          seed: int, fill_lists: Mapping[str, str] | None, sections: list[str],
+          counts: list[tuple[str, int, int]], present: list[str]) -> str:
     sources = list(dict.fromkeys(source for source, _ in tables))
     facts = [("Templates", "<br>".join(f"<code>{_esc(s)}</code>" for s in sources)),
              ("Seed", f"{int(seed)} (sample of at most {int(n)} templates per "
@@ -388,26 +404,31 @@ def audit_html(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists,
                    f"<th>Sampled</th></tr>{count_rows}</table>")
     else:
         summary = "<p>The inputs hold no templates.</p>"
-    legend = "".join(f'<mark class="{cls}">{name}</mark>' for cls, name in (
-        ("k-name", "name"), ("k-pro", "pronoun"), ("k-gaw", "gender noun"),
-        ("k-occupation", "occupation"), ("k-country", "country name"),
-        ("k-a", "article a/an")))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         "<title>BiasFinder template audit</title>\n"
-        f"<style>\n{_CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n"
         "<h1>BiasFinder template audit</h1>\n"
         '<p class="lead">A seeded sample of templates per characteristic, each with its '
         "original review, the template and two mutants, to judge by reading whether the "
         "templates of this corpus are sound (BiasFinder RQ2 checked its output by human "
         "reading).</p>\n"
         f'<div class="panel"><table class="facts">{fact_rows}</table>{summary}</div>\n'
-        f'<div class="panel"><h2>How to read this / what to look for</h2>\n{_GUIDE}\n'
-        f'<p class="legend">Colours: {legend} (the same in the original, the template and '
-        "the mutants; hover a highlight for its placeholder).</p></div>\n"
+        + guide_panel()
         + "".join(sections)
         + "</main>\n</body>\n</html>\n")
+
+
+def guide_panel() -> str:
+    """The panel saying what to look for in a template, with the highlight colours."""
+    legend = "".join(f'<mark class="{cls}">{name}</mark>' for cls, name in (
+        ("k-name", "name"), ("k-pro", "pronoun"), ("k-gaw", "gender noun"),
+        ("k-occupation", "occupation"), ("k-country", "country name"),
+        ("k-a", "article a/an")))
+    return (f'<div class="panel"><h2>How to read this / what to look for</h2>\n{_GUIDE}\n'
+            f'<p class="legend">Colours: {legend} (the same in the original, the template and '
+            "the mutants; hover a highlight for its placeholder).</p></div>\n")
 
 
 def write_audit(html_text: str, path: str | Path) -> None:

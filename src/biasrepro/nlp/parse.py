@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import spacy
 from spacy.tokens import Doc, DocBin
+from tqdm import tqdm
 
 from biasrepro.errors import ConfigError, DataError
 from biasrepro.io import (
@@ -101,7 +102,7 @@ def candidate_words(wordlists: Wordlists) -> frozenset[str]:
 def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: Backend, *,
                  batch_size: int = 64, n_process: int = 1,
                  wordlists: Wordlists | None = None,
-                 confirm: Backend | None = None) -> list[Doc]:
+                 confirm: Backend | None = None, progress: bool = False) -> list[Doc]:
     """Parse the distinct texts of ``frame`` (columns id, text, label) and resolve coreference.
 
     A repeated text is parsed once, under the id of its first row. With ``wordlists``, a
@@ -112,7 +113,7 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: Backend, *,
     clusters as lists of ``[start, end]`` character spans). With ``confirm``, a second
     backend, its clusters are stored too (``coref_confirm``): a template is then kept only
     when both clusterings give it (:func:`biasrepro.biasfinder.templates.generate`). The
-    output does not depend on ``n_process``.
+    output does not depend on ``n_process``; ``progress`` shows a bar over the texts.
     """
     require_columns(list(frame.columns), ["id", "text", "label"], file="<corpus>")
     if batch_size < 1 or n_process < 1:
@@ -132,7 +133,9 @@ def parse_corpus(frame: pd.DataFrame, nlp: Language, coref: Backend, *,
                  "(no template can come from them)", int((~keep).sum()), len(unique))
         unique = unique[keep.to_numpy(dtype=bool)]
     started = time.perf_counter()
-    docs = list(nlp.pipe(unique["text"].tolist(), batch_size=batch_size, n_process=n_process))
+    docs = list(tqdm(nlp.pipe(unique["text"].tolist(), batch_size=batch_size,
+                              n_process=n_process),
+                     total=len(unique), unit="doc", desc="parse", disable=not progress))
     parsed = time.perf_counter()
     clusters = coref.clusters(docs)
     second = confirm.clusters(docs) if confirm is not None else [None] * len(docs)
