@@ -186,3 +186,42 @@ def test_bad_input_is_one_clear_error(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "reviews.csv" in err and "text" in err
     assert not (out / "report.html").exists()
+
+
+BROWSER_PROBE = r"""<script>
+window.addEventListener("load", function () {
+  var t = document.querySelector("table.rates");
+  var r = t ? t.getBoundingClientRect() : null;
+  var out = {width: window.innerWidth, height: window.innerHeight,
+             scroll_width: document.documentElement.scrollWidth,
+             table: r ? {top: r.top, bottom: r.bottom, left: r.left, right: r.right} : null,
+             cards: document.querySelectorAll(".card").length,
+             marks: document.querySelectorAll(".card mark").length};
+  var pre = document.createElement("pre");
+  pre.id = "probe"; pre.hidden = true; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+@needs_real
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_report_reads_in_a_browser(one_command, width, tmp_path) -> None:
+    """Headless Chromium lays the report out without sideways scrolling, opens with the
+    rates table, and shows the pair and audit cards with their marked words."""
+    from test_report_browser import CHROMIUM, _chromium
+
+    if CHROMIUM is None:
+        pytest.skip("no headless Chromium on PATH")
+    page = (one_command / "report.html").read_text()
+    probe = tmp_path / "report.html"
+    probe.write_text(page.replace("</body>", BROWSER_PROBE + "</body>"))
+    dom = _chromium(["--dump-dom", probe.as_uri()], width, tmp_path / "profile")
+    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom, re.S)
+    assert found, "the probe did not run"
+    m = json.loads(found.group(1).replace("&quot;", '"'))
+    assert m["scroll_width"] <= m["width"], m
+    assert m["table"] is not None and 0 <= m["table"]["top"] < m["height"], m
+    assert m["table"]["right"] <= m["width"], m
+    assert m["cards"] > 0 and m["marks"] > 0, m

@@ -247,7 +247,7 @@ class Result:
         """Write the self-contained HTML report (:mod:`biasrepro.biasfinder.report`)."""
         from biasrepro.biasfinder import report
 
-        return report.write(self, Path(path))
+        return report.write(self, Path(path), models_in(self.out) if self.out else [])
 
 
 def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
@@ -393,4 +393,5 @@ def models_in(out: Path) -> list[dict[str, Any]]:
     root = Path(out) / MODELS
     if not root.is_dir():
         return []
-    return [read_json(p) for p in sorted(root.glob(f"*/{SUMMARY_FILE}"))]
+    return [{**read_json(p), "folder": str(p.parent)}
+            for p in sorted(root.glob(f"*/{SUMMARY_FILE}"))]

@@ -36,16 +36,20 @@ _TITLES = {"gender": "Gender", "occupation": "Occupation", "country": "Country o
 
 _CSS = audit.CSS + """\
 table.rates{border-collapse:collapse;width:100%;margin:4px 0 0;background:#fff}
-table.rates th,table.rates td{border-bottom:1px solid #e3e3e8;padding:6px 12px;
+table.rates th,table.rates td{border-bottom:1px solid #e3e3e8;padding:6px 10px;
 text-align:right;white-space:nowrap}
-table.rates th:first-child,table.rates td:first-child,
-table.rates th:nth-child(2),table.rates td:nth-child(2){text-align:left}
+table.rates th{white-space:normal;vertical-align:bottom}
+.scroll{overflow-x:auto}
+table.rates td.rate{white-space:normal;min-width:9em}
+table.rates th:first-child,table.rates td:first-child{text-align:left}
 .bar{display:inline-block;height:10px;background:#6366f1;border-radius:2px;
 vertical-align:middle;margin-right:6px}
 .ci{color:#55555d;font-size:13px}
 .prob{font-variant-numeric:tabular-nums;font-weight:600}
 .pos{color:#166534}.neg{color:#9f1239}
 .note{color:#55555d;font-size:13px}
+table.rates .left{text-align:left}
+table.compare th:nth-child(n+2),table.compare td:nth-child(n+2){text-align:right}
 """
 
 
@@ -60,20 +64,20 @@ def _rate(row: Mapping[str, Any]) -> str:
     ci = ""
     if row.get("ci_low") is not None and not pd.isna(row.get("ci_low")):
         ci = f' <span class="ci">[{row["ci_low"]:.3f}, {row["ci_high"]:.3f}]</span>'
-    width = max(1, round(160 * float(rate)))
+    width = max(1, round(90 * float(rate)))
     return f'<span class="bar" style="width:{width}px"></span>{rate:.3f}{ci}'
 
 
 def _rates_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    head = ("<tr><th>Model</th><th>Characteristic</th><th>Templates</th><th>Mutants</th>"
+    head = ("<tr><th>Characteristic</th><th>Templates</th><th>Mutants</th>"
             "<th>BTCs</th><th>Possible pairs</th><th>Templates with a BTC</th>"
             "<th>BTC rate [95 % interval]</th></tr>")
     body = "".join(
-        f"<tr><td>{_esc(r['model'])}</td><td>{_esc(r['characteristic'])}</td>"
+        f"<tr><td>{_esc(r['characteristic'])}</td>"
         f"<td>{r['templates']}</td><td>{r['mutants']}</td><td>{r['btc']}</td>"
         f"<td>{r['possible_pairs']}</td><td>{r['templates_with_btc']}</td>"
-        f"<td>{_rate(r)}</td></tr>" for r in rows)
-    return f'<table class="rates">{head}{body}</table>'
+        f'<td class="rate">{_rate(r)}</td></tr>' for r in rows)
+    return f'<div class="scroll"><table class="rates">{head}{body}</table></div>'
 
 
 def _label(prob: float, threshold: float) -> str:
@@ -134,12 +138,9 @@ def _sample(pairs: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     return take.sort_values(["template_id", "id_1", "id_2"])
 
 
-def _comparison(out: Path | None, current: str) -> str:
+def _comparison(runs: Sequence[Mapping[str, Any]], current: str) -> str:
     """Rates side by side and, per characteristic, BTC pairs one model has and another not,
-    for every model run into ``out``."""
-    from biasrepro.biasfinder.pipeline import MODELS, models_in
-
-    runs = models_in(out) if out is not None else []
+    for every model run into the folder (``runs``: each one's summary, with ``folder``)."""
     if len(runs) < 2:
         return ""
     names = [r["model"] for r in runs]
@@ -150,36 +151,38 @@ def _comparison(out: Path | None, current: str) -> str:
         f"<tr><td>{_esc(c)}</td>" + "".join(
             f"<td>{_rate(rate[(n, c)]) if (n, c) in rate else ''}</td>" for n in names)
         + "</tr>" for c in chars)
-    from biasrepro.biasfinder.pipeline import _safe
-
     key = ["template_id", "id_1", "id_2"]
+    folder = {r["model"]: Path(r["folder"]) for r in runs}
     diff_rows = []
     for c in chars:
         sets = {}
         for n in names:
-            path = out / MODELS / _safe(n) / f"btc-{c}.parquet"
+            path = folder[n] / f"btc-{c}.parquet"
             if path.exists():
                 sets[n] = set(map(tuple, read_parquet(path, what="BTC pairs")[key].to_numpy()))
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if a in sets and b in sets:
                     both = len(sets[a] & sets[b])
-                    diff_rows.append(f"<tr><td>{_esc(c)}</td><td>{_esc(a)} vs {_esc(b)}</td>"
+                    diff_rows.append(f'<tr><td>{_esc(c)}</td><td class="left">{_esc(a)} vs '
+                                     f"{_esc(b)}</td>"
                                      f"<td>{both}</td><td>{len(sets[a] - sets[b])}</td>"
                                      f"<td>{len(sets[b] - sets[a])}</td></tr>")
-    diffs = ('<table class="rates"><tr><th>Characteristic</th><th>Models A vs B</th>'
+    diffs = ('<div class="scroll"><table class="rates"><tr><th>Characteristic</th>'
+             '<th class="left">Models A vs B</th>'
              "<th>BTC for both</th><th>A only</th><th>B only</th></tr>"
-             + "".join(diff_rows) + "</table>") if diff_rows else ""
+             + "".join(diff_rows) + "</table></div>") if diff_rows else ""
     return (f'<h2 id="compare">Models compared on this corpus</h2>\n<p class="lead">Every '
             f"model run into this folder ({len(names)}), on the same templates and mutants; "
             f"this run's model is <b>{_esc(current)}</b>. A pair is a BTC for a model when "
             "its two mutants get different predicted labels.</p>\n"
-            f'<div class="panel"><table class="rates">{head}{body}</table></div>\n'
+            f'<div class="panel"><table class="rates compare">{head}{body}</table></div>\n'
             f'<div class="panel"><h3>Which pairs differ</h3>{diffs}</div>\n')
 
 
-def render(result: Result) -> str:
-    """The report page of ``result`` (HTML text)."""
+def render(result: Result, runs: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The report page of ``result`` (HTML text); ``runs``, the summaries of every model run
+    into the same folder, add the comparison."""
     from biasrepro.biasfinder import btc
 
     model = result.models[0] if result.models else "model"
@@ -228,13 +231,13 @@ def render(result: Result) -> str:
         "model labels differently. The rate is BTCs over possible pairs; its interval "
         "resamples templates, because the pairs of one template share its mutants.</p>\n"
         f'<div class="panel"><table class="facts">{fact_rows}</table>{overview}</div>\n'
-        + _comparison(result.out, model) + "".join(sections) + audit_part
+        + _comparison(runs, model) + "".join(sections) + audit_part
         + "</main>\n</body>\n</html>\n")
 
 
-def write(result: Result, path: Path) -> Path:
+def write(result: Result, path: Path, runs: Sequence[Mapping[str, Any]] = ()) -> Path:
     """Write the page atomically; returns ``path``."""
-    text = render(result)
+    text = render(result, runs)
     with atomic_outputs(path) as (tmp,):
         write_text(text, tmp)
     return path
