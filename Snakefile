@@ -72,6 +72,7 @@ rule all:
         else [],
         biasfinder_annotation_jobs("results/biasfinder/{corpus}/annotation/{model}/{method}/sample.csv"),
         fairness_report_jobs(),
+        expand("results/{task}/leakage.{ext}", task=TASK_METHODS, ext=["json", "md"]),
         expand("results/representation/table4.{ext}", ext=["csv", "md"])
         if REPRESENTATION["models"]
         else [],

@@ -301,3 +301,72 @@ def test_dvc_repro_in_a_fresh_clone_reruns_only_affected_stages(checkout: Path) 
     assert {p: p.stat().st_mtime_ns for p in untouched} == untouched
     summary = json.loads((checkout / "results/data/summary.json").read_text())
     assert summary["sst"]["all"]["n"] == small["world"]["sst"]["n"]
+
+
+#: stages that train or score models: a dataset swap may reach them only through data they
+#: train on or score
+EXPENSIVE = re.compile(r"^(pretrain_embedded|finetune_|predict_|biasfinder_predict|"
+                       r"representation_score|sentdebias_)")
+
+
+def _after(jobs: list[dict[str, Any]], start: str) -> set[str]:
+    """The stages after ``start`` in the DAG ``jobs`` (by their inputs), ``start`` left out."""
+    by_name = {dvc._stage_name(j): j for j in jobs}
+    consumers: dict[str, set[str]] = {}
+    for name, job in by_name.items():
+        for path in job["input"]:
+            consumers.setdefault(path, set()).add(name)
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        for out in by_name[name]["output"]:
+            for c in consumers.get(out, set()) - seen:
+                seen.add(c)
+                todo.append(c)
+    return seen
+
+
+def test_a_swapped_sst_set_reaches_no_model_but_the_scoring_of_its_own_sets(
+        dag_jobs: list[dict[str, Any]]) -> None:
+    """The SST fairness set is scored, never trained on: after a swap only its two sets'
+    scoring reruns (one job per model and set), not BiasFinder's nor the test split's, which
+    once waited on a leakage report that held every set (DVC reran them all)."""
+    after = _after(dag_jobs, "prepare_sst")
+    models = ("albert-tiny", "bert-tiny", "roberta-tiny")
+    assert {s for s in after if EXPENSIVE.match(s)} == {
+        f"predict_sentiment_{m}_{s}" for m in models
+        for s in ("fairness-original", "fairness-balanced")}
+    assert not {s for s in after if s.startswith(("biasfinder_", "leakage_gate_toxicity"))}
+
+
+def test_a_swapped_civil_comments_file_reaches_what_trains_or_scores_on_comments(
+        dag_jobs: list[dict[str, Any]]) -> None:
+    """Civil Comments is fine-tuned on, scored, and part of the embedded models' pre-training
+    corpus, so every model is downstream of it; BiasFinder's corpus, parse, templates and
+    mutants and the SST sets are not, nor any verdict on a set that is not about comments."""
+    after = _after(dag_jobs, "prepare_civil_comments")
+    assert {"pretrain_embedded_bert-tiny", "finetune_toxicity_bert-tiny",
+            "finetune_sentiment_bert-tiny", "biasfinder_predict_imdb-test_bert-tiny"} <= after
+    assert not {s for s in after if s.startswith(("biasfinder_parse", "biasfinder_templates",
+                                                  "biasfinder_mutants", "prepare_", "world_",
+                                                  "imdb_gendered"))}
+    assert "fairness_sets_sentiment" not in after
+    assert not {s for s in after if s.startswith("leakage_gate_sentiment")}
+
+
+def test_scoring_waits_for_its_own_sets_verdict_only(dag_jobs: list[dict[str, Any]]) -> None:
+    """No stage that trains or scores reads a file gathered over data it does not use: the
+    leakage verdict each scoring job reads is its own set's, and no such job reads the
+    task-wide leakage report, the data summary, a settings dump or the run record."""
+    gathered = re.compile(r"(leakage\.(json|md)|summary\.(json|md)|REPRODUCTION\.md|"
+                          r"settings[^/]*\.json)$")
+    for job in dag_jobs:
+        name = dvc._stage_name(job)
+        if not EXPENSIVE.match(name):
+            continue
+        assert not [i for i in job["input"] if gathered.search(i)], name
+        verdicts = [i for i in job["input"] if "/leakage/" in i]
+        if name.startswith("predict_"):
+            scored = {Path(o).stem for o in job["output"]}
+            assert [Path(v).stem for v in verdicts] == sorted(scored), name

@@ -86,12 +86,14 @@ def test_cli_fails_nonzero_naming_the_sets(tmp_path: Path,
 
 
 def _job(job, _level):
-    plan = json.loads(job.params.plan) if job.rule.name == "leakage_check" else None
+    plan = (json.loads(job.params.plan) if job.rule.name in ("leakage_check", "leakage_gate")
+            else None)
     return job.rule.name, dict(job.wildcards.items()), list(map(str, job.input)), plan
 
 
 def test_dag_checks_every_trained_model_before_scoring() -> None:
-    """Every task's check covers each model × method, and each scoring job waits for it."""
+    """Every task's check covers each model × method, and each scoring job waits for the
+    verdict on the set it scores."""
     from biasrepro import snakedag
 
     jobs, config = snakedag.dag_jobs(REPO / "config/config.yaml", REPO, _job)
@@ -110,8 +112,26 @@ def test_dag_checks_every_trained_model_before_scoring() -> None:
     assert gendered["fitted"]["validation"] == "results/sentiment/imdb_gendered/validation.parquet"
     assert {"imdb-gendered-test", "imdb-gendered-perturbed-test", "biasfinder-corpus",
             "biasfinder-mutants-gender"} <= set(gendered["scored"])
-    for rule, _, inputs, _ in jobs:
+    # each scoring job waits for the verdict on the set it scores, which checks that set alone
+    gates = {(w["task"], w["scored"]): (inputs, plan) for rule, w, inputs, plan in jobs
+             if rule == "leakage_gate"}
+    for (task, scored), (inputs, plan) in gates.items():
+        whole = {m["method"]: m for m in checks[task][1]["methods"]}
+        assert all(m["scored"] == {scored: whole[m["method"]]["scored"][scored]}
+                   and m["fitted"] == whole[m["method"]]["fitted"] for m in plan["methods"])
+        assert {m["method"] for m in plan["methods"]} == {
+            m for m, full in whole.items() if scored in full["scored"]}
+        if not plan["methods"]:  # a set every method fits on (a validation split)
+            assert all(inputs[0] in m["fitted"].values() for m in whole.values()), scored
+            continue
+        assert {p for m in plan["methods"] for sets in (m["fitted"], m["scored"])
+                for p in sets.values()} == set(inputs)
+    for rule, w, inputs, _ in jobs:
         if rule.startswith("predict_"):
-            assert f"results/{rule.removeprefix('predict_')}/leakage.json" in inputs
+            task = rule.removeprefix("predict_")
+            assert f"results/{task}/leakage/{w['scored']}.json" in inputs
+            assert not [i for i in inputs if i.endswith("leakage.json")]
         if rule == "biasfinder_predict":
-            assert "results/sentiment/leakage.json" in inputs
+            assert {f"results/sentiment/leakage/biasfinder-mutants-{c}.json"
+                    for c in config["biasfinder"]["characteristics"]} <= set(inputs)
+            assert "results/sentiment/leakage.json" not in inputs

@@ -123,6 +123,12 @@ def embedded_model_dir(model: str) -> str:
     return f"{EMBEDDED_MODELS}/{model}"
 
 
+def leakage_gate(task: str, scored: str) -> str:
+    """One scored set's leakage verdict: scoring that set waits for it, and for nothing
+    about the other sets (``results/TASK/leakage.json`` reports them all)."""
+    return f"{RESULTS}/{task}/leakage/{scored}.json"
+
+
 def finetuned_model_dir(task: str, model: str, method: str, root: str = RESULTS) -> str:
     """The folder of a model the workflow fine-tuned for ``task`` with ``method``."""
     return f"{root}/models/{task}/{model}/{method}"

@@ -91,9 +91,13 @@ for _root, _task in [(r, t) for r in RUN_ROOTS for t in TASK_METHODS]:
                       " --out-dir {output:q}")
 
 
-# One scoring job per task and model: each method's fine-tuned model is loaded in turn and
-# scores the task's SCORED_SETS in one pass (a text in several of them is scored once), as
-# it would alone; one process spares the start-up of one per method.
+# One scoring job per task, model and scored set: each method's fine-tuned model is loaded in
+# turn and scores the set, as it would alone; one process spares the start-up of one per
+# method. A job per set (with that set's leakage verdict) re-scores only the set that changed.
+def scored_file(task):
+    return lambda wildcards: SCORED_SETS[task][wildcards.scored]
+
+
 for _root, (_task, _methods) in [(r, tm) for r in RUN_ROOTS for tm in TASK_METHODS.items()]:
 
     rule:
@@ -101,22 +105,23 @@ for _root, (_task, _methods) in [(r, tm) for r in RUN_ROOTS for tm in TASK_METHO
             f"predict_{_task}{rule_suffix(_root)}"
         input:
             models=[f"{_root}/models/{_task}/{{model}}/{m}" for m in _methods],
-            sets=list(SCORED_SETS[_task].values()),
-            leakage=f"results/{_task}/leakage.json",  # no model is scored on its training texts
+            scored=scored_file(_task),
+            leakage=layout.leakage_gate(_task, "{scored}"),  # not scored on its training texts
         output:
-            [f"{_root}/predictions/{_task}/{{model}}/{m}/{name}.parquet"
-             for m in _methods for name in SCORED_SETS[_task]],
+            [f"{_root}/predictions/{_task}/{{model}}/{m}/{{scored}}.parquet" for m in _methods],
+        wildcard_constraints:
+            scored=alternation(SCORED_SETS[_task]),
         log:
-            job_log(f"predict_{_task}/{{model}}", _root),
+            job_log(f"predict_{_task}/{{model}}/{{scored}}", _root),
         benchmark:
-            job_benchmark(f"predict_{_task}/{{model}}", _root)
+            job_benchmark(f"predict_{_task}/{{model}}/{{scored}}", _root)
         resources:
             **compute("score"),
         conda:
             CONDA_ENV
         shell:
             biasrepro("--gpus {resources.gpu} predict --model {input.models:q}"
-                      " --input {input.sets:q}"
+                      " --input {input.scored:q}"
                       " --out {output:q}")
 
 
