@@ -106,3 +106,35 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     snakemake(["--cores", "all", "--configfile", SMALL_CONFIG], cwd=repo)
     print(f"small profile: {time.perf_counter() - started:.1f} s")
     return repo
+
+
+def sentiment_report(folder: Path, works: dict[str, bool]) -> Path:
+    """A sentiment fairness ``report.json`` whose ``gaps.csv`` says which baseline models
+    pass the model-works gate (``works``: model -> passes), for the controls that read it."""
+    import pandas as pd
+
+    report = folder / "fairness" / "report.json"
+    report.parent.mkdir(parents=True)
+    report.write_text("{}")
+    pd.DataFrame([{"model": m, "method": "baseline", "model_works": w}
+                  for m, w in works.items()]).to_csv(report.with_name("gaps.csv"), index=False)
+    return report
+
+
+def downstream_stages(jobs: list[dict], start: set[str]) -> set[str]:
+    """``start`` and every stage after them in the Snakemake DAG ``jobs`` (by their inputs),
+    as DVC stage names."""
+    from biasrepro import dvc
+
+    by_name = {dvc._stage_name(j): j for j in jobs}
+    consumers: dict[str, set[str]] = {}
+    for name, job in by_name.items():
+        for path in job["input"]:
+            consumers.setdefault(path, set()).add(name)
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        if (name := todo.pop()) not in seen:
+            seen.add(name)
+            todo.extend(c for o in by_name[name]["output"] for c in consumers.get(o, ()))
+    return seen

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import BIN, REPO, SMALL_CONFIG, env_with_venv
+from conftest import BIN, REPO, SMALL_CONFIG, downstream_stages, env_with_venv
 
 from biasrepro import config, dvc
 from biasrepro.cli import main
@@ -310,21 +310,8 @@ EXPENSIVE = re.compile(r"^(pretrain_embedded|finetune_|predict_|biasfinder_predi
 
 
 def _after(jobs: list[dict[str, Any]], start: str) -> set[str]:
-    """The stages after ``start`` in the DAG ``jobs`` (by their inputs), ``start`` left out."""
-    by_name = {dvc._stage_name(j): j for j in jobs}
-    consumers: dict[str, set[str]] = {}
-    for name, job in by_name.items():
-        for path in job["input"]:
-            consumers.setdefault(path, set()).add(name)
-    seen: set[str] = set()
-    todo = [start]
-    while todo:
-        name = todo.pop()
-        for out in by_name[name]["output"]:
-            for c in consumers.get(out, set()) - seen:
-                seen.add(c)
-                todo.append(c)
-    return seen
+    """The stages after ``start`` in the DAG ``jobs``, ``start`` left out."""
+    return downstream_stages(jobs, {start}) - {start}
 
 
 def test_a_swapped_sst_set_reaches_no_model_but_the_scoring_of_its_own_sets(

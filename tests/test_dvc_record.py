@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import BIN, SMALL_CONFIG, env_with_venv, snakemake, tree_hashes
+from conftest import BIN, SMALL_CONFIG, downstream_stages, env_with_venv, snakemake, tree_hashes
 
 from biasrepro import config, dvc
 
@@ -151,22 +151,6 @@ def _contents(repo: Path) -> dict[str, str]:
     return tree_hashes(repo, "results", "resources", "data")
 
 
-def _downstream(jobs: list[dict[str, Any]], start: set[str]) -> set[str]:
-    """``start`` and every job after them in the Snakemake DAG ``jobs``, as stage names."""
-    by_name = {dvc._stage_name(j): j for j in jobs}
-    consumers: dict[str, set[str]] = {}
-    for name, job in by_name.items():
-        for path in job["input"]:
-            consumers.setdefault(path, set()).add(name)
-    seen: set[str] = set()
-    todo = list(start)
-    while todo:
-        if (name := todo.pop()) not in seen:
-            seen.add(name)
-            todo.extend(c for o in by_name[name]["output"] for c in consumers.get(o, ()))
-    return seen
-
-
 @pytest.mark.slow
 def test_a_dataset_swap_reruns_exactly_the_stages_downstream_of_it(
         recorded_run: tuple[Path, str]) -> None:
@@ -189,7 +173,7 @@ def test_a_dataset_swap_reruns_exactly_the_stages_downstream_of_it(
                or (j["input"], j["settings"]) != (old[n]["input"], old[n]["settings"])}
     print(f"changed by the swap: {sorted(changed)}")
     assert "prepare_sst" in changed and "world_sst" not in new
-    expected = _downstream(list(new.values()), changed)
+    expected = downstream_stages(list(new.values()), changed)
     assert "pretrain_embedded_albert-tiny" not in expected
     assert {"data_summary", "fairness_report_sentiment"} <= expected
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import sentiment_report
 
 from biasrepro import config as cfg
 from biasrepro.analysis import controls
@@ -121,12 +122,7 @@ def test_held_classes_leave_out_planted_classes_and_pretraining_words(truths) ->
 
 def test_a_failed_model_is_left_out_and_bad_files_are_named(truths, tmp_path) -> None:
     mutants, preds = _run(tmp_path, truths["planted"], {("bert-tiny", "pilot"): 0.08})
-    sentiment = tmp_path / "fairness" / "report.json"
-    sentiment.parent.mkdir()
-    sentiment.write_text("{}")
-    pd.DataFrame([{"model": "bert-tiny", "method": "baseline", "model_works": False},
-                  {"model": "albert-tiny", "method": "baseline", "model_works": True}]).to_csv(
-        sentiment.with_name("gaps.csv"), index=False)
+    sentiment = sentiment_report(tmp_path, {"bert-tiny": False, "albert-tiny": True})
     row = _row(mutants, preds, truths["planted"], sentiment)
     assert row.result == "pass" and row.measured.startswith("1/1 models; albert-tiny")
     assert "left out, below the model-works floor: bert-tiny/baseline" in row.measured
