@@ -133,6 +133,8 @@ def test_a_second_model_reuses_the_parse_and_the_report_compares(corpus, one_com
     pairs = result.pairs[result.pairs["characteristic"] == "gender"]
     assert len(pairs) == gender["btc"]
     assert ((pairs["prob_1"] >= 0.5) != (pairs["prob_2"] >= 0.5)).all()
+    by_id = result.mutants["gender"].set_index("id")["text"]
+    assert (pairs["text_1"] == by_id.loc[pairs["id_1"]].to_numpy()).all()
 
 
 def _nested(flat: dict) -> dict:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -206,8 +207,8 @@ def rate_interval(counts: pd.DataFrame, *, seed: int, resamples: int = RESAMPLES
 
 @dataclass
 class Result:
-    """What :func:`run` found: per model and characteristic the counts and BTC rate with its
-    interval (:attr:`rates`), the BTC pairs with both mutants' texts and probabilities
+    """What :func:`run` found: per characteristic the counts and BTC rate with its interval
+    (:attr:`rates`), the BTC pairs with both mutants' ids, classes, probabilities and texts
     (:attr:`pairs`), the templates and mutants it tested, and where it wrote them."""
 
     rates: pd.DataFrame
@@ -287,29 +288,24 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
                          registry=optional(s, "models.registry", None))
     out_dir = Path(out) if out is not None else None
     cache = _Cache(out_dir)
-    def bf(key: str) -> Any:
-        return optional(s, f"biasfinder.{key}", None)
-
     seed = optional(s, "seed", 0)
     version = __version__
     lists_key = _sha({p.name: _file_sha(p) for p in sorted(lists_dir.glob("*.csv"))})
 
     # person and country names: drawn from the name dictionary with the seed
-    names_key = _sha([version, seed, bf("names"), bf("countries")])
-    names_dir = cache.path("names", names_key, "")
-
-    if names_dir is None:
-        import tempfile
-
-        names_dir = Path(tempfile.mkdtemp(prefix="biasfinder-names-"))
-    if (names_dir / "names.csv").exists() and (names_dir / "countries.csv").exists():
-        cache.hits.append("names")
-    else:
-        with atomic_outputs(names_dir / "names.csv", names_dir / "countries.csv") as tmp:
-            steps.write_wordlists(s, *tmp)
-        cache.made.append("names")
-    lists = wordlists_mod.load(names=names_dir / "names.csv",
-                               country_names=names_dir / "countries.csv", directory=lists_dir)
+    names_key = _sha([version, seed, optional(s, "biasfinder.names", None),
+                      optional(s, "biasfinder.countries", None)])
+    with tempfile.TemporaryDirectory(prefix="biasfinder-names-") as scratch:
+        names_dir = cache.path("names", names_key, "") or Path(scratch)
+        if (names_dir / "names.csv").exists() and (names_dir / "countries.csv").exists():
+            cache.hits.append("names")
+        else:
+            with atomic_outputs(names_dir / "names.csv", names_dir / "countries.csv") as tmp:
+                steps.write_wordlists(s, *tmp)
+            cache.made.append("names")
+        lists = wordlists_mod.load(names=names_dir / "names.csv",
+                                   country_names=names_dir / "countries.csv",
+                                   directory=lists_dir)
 
     # parse and coreference: the slow step, shared by every characteristic and model
     parse_key = _sha([version, _corpus_sha(frame), lists_key, steps.parse_options(s)])
@@ -320,12 +316,13 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
 
     templates: dict[str, pd.DataFrame] = {}
     muts: dict[str, pd.DataFrame] = {}
+    mutant_keys: dict[str, str] = {}
     for c in characteristics:
         t_key = _sha([parse_key, c, steps.template_options(s)])
         templates[c] = cache.get(f"templates-{c}", t_key, ".parquet",
                                  lambda c=c: steps.templates(docs, c, lists, s),
                                  templates_mod.write_templates, templates_mod.read_templates)
-        m_key = _sha([t_key, names_key, steps.mutant_options(s)])
+        m_key = mutant_keys[c] = _sha([t_key, names_key, steps.mutant_options(s)])
         muts[c] = cache.get(f"mutants-{c}", m_key, ".parquet",
                             lambda c=c: steps.mutants(templates[c], lists, s,
                                                       source=f"templates of {c}"),
@@ -339,7 +336,7 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
         if the_model.key is None or m.empty:
             scored = _score(m, the_model, threshold, progress)
         else:
-            p_key = _sha([the_model.key, _sha(m["id"].tolist()), m["text"].tolist()])
+            p_key = _sha([the_model.key, mutant_keys[c]])
             preds = cache.get(f"predictions-{_safe(the_model.name)}-{c}", p_key, ".parquet",
                               lambda m=m: _score(m, the_model, threshold, progress)[
                                   ["id", "prob", "pred", "input"]],
@@ -356,7 +353,7 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
             if r["characteristic"] == c:
                 rows.append({**r, "ci_low": low, "ci_high": high})
         pairs = btc.btc_pairs(scored.drop(columns=["input", "text"], errors="ignore"))
-        pair_frames.append(pairs)
+        pair_frames.append(btc.pair_texts(pairs, m))
         if model_dir is not None:
             btc.write_btc(pairs, counts, summary, pairs_path=model_dir / f"btc-{c}.parquet",
                           counts_path=model_dir / f"counts-{c}.parquet",
