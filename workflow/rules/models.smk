@@ -94,10 +94,6 @@ for _root, _task in [(r, t) for r in RUN_ROOTS for t in TASK_METHODS]:
 # One scoring job per task, model and scored set: each method's fine-tuned model is loaded in
 # turn and scores the set, as it would alone; one process spares the start-up of one per
 # method. A job per set (with that set's leakage verdict) re-scores only the set that changed.
-def scored_file(task):
-    return lambda wildcards: SCORED_SETS[task][wildcards.scored]
-
-
 for _root, (_task, _methods) in [(r, tm) for r in RUN_ROOTS for tm in TASK_METHODS.items()]:
 
     rule:

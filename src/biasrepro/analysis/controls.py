@@ -766,7 +766,7 @@ def held_occupation_controls(mutants: Path | None, predictions: Sequence[Path],
         worst = int(np.argmax(np.abs(effect)))
         ok += not bad
         used += 1
-        parts.append(f"{model}: {n} templates, largest |effect| {abs(effect[worst]):.3f} "
+        parts.append(f"{model}: {n} templates, largest absolute effect {abs(effect[worst]):.3f} "
                      f"({held[worst]} {effect[worst]:+.3f} [{low[worst]:+.3f}, "
                      f"{high[worst]:+.3f}])"
                      + ("; beyond: " + ", ".join(f"{c} {e:+.3f}" for c, e in bad) if bad
@@ -776,9 +776,9 @@ def held_occupation_controls(mutants: Path | None, predictions: Sequence[Path],
                     + _left_out(failed))
     return [Control(spec[0], study, *spec[1:], f"{ok}/{used} models; " + "; ".join(parts)
                     + _left_out(failed), ok == used,
-                    f"{NULL_CLASS:g} (the largest |effect| of these occupations was 0.023 in "
-                    "a default run, 0.026 in a null-world run) and a bootstrap interval over "
-                    "templates, 95 % "
+                    f"{NULL_CLASS:g} (the largest absolute effect of these occupations was "
+                    "0.023 in a default run, 0.026 in a null-world run) and a bootstrap "
+                    "interval over templates, 95 % "
                     f"family-wise over the {len(held)} classes",
                     negative_control=True)]
 

@@ -95,3 +95,8 @@ SCORED_SETS = {
     }
     for task, data in TASK_DATA.items()
 }
+
+
+def scored_file(task):
+    """The input function of a scoring job of ``task``: the file of its ``scored`` set."""
+    return lambda wildcards: SCORED_SETS[task][wildcards.scored]
