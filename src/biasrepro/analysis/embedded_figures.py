@@ -218,7 +218,7 @@ def _class_effects(results: Path) -> list[Figure]:
         pred = root / "predictions" / model / "baseline"
         occ = _effects(mutants["occupation"], pred / "occupation.parquet")
         country = _effects(mutants["country"], pred / "country.parquet")
-        held = [occ[c] for c in seen if c in occ]
+        held = [occ[c] for c in sorted(seen) if c in occ]  # one summation order
         ref = sum(held) / len(held) if held else 0.0
         parts.append(f"{model}: occupation, against the held classes "
                      f"({_spread(occ, seen, ref)}): planted "
