@@ -661,8 +661,8 @@ def gender_direction_controls(mutants: Path | None, predictions: Sequence[Path],
                     + _left_out(failed), null)
     return [Control(spec[0], study, *spec[1:], f"{ok}/{used} models; " + "; ".join(parts)
                     + _left_out(failed), ok == used,
-                    f"{NULL_DIRECTION:g} (the largest |difference| in the null world at full "
-                    "size was 0.014) and a 95 % bootstrap interval over templates",
+                    f"{NULL_DIRECTION:g} (the largest absolute difference in the null world at "
+                    "full size was 0.014) and a 95 % bootstrap interval over templates",
                     negative_control=null)]
 
 
@@ -1205,7 +1205,7 @@ def representation_controls(table: Path | None, truth: Path | None) -> list[Cont
         pretrained = pre[pre.source == "seat"].sort_values(["model", "attribute"])
         rows.append(_not_run(*specs[2][:1], study, *specs[2][1:],
                              "nothing planted: SentenceDebias lowers an attribute's effect size "
-                             "whatever it was; pretrained |d|: " + (", ".join(
+                             "whatever it was; pretrained absolute d: " + (", ".join(
                                  f"{r.model} {r.attribute} {abs(r.value):.2f}"
                                  for r in pretrained.itertuples()) or "none"), True))
     elif not cells:
