@@ -138,3 +138,33 @@ def downstream_stages(jobs: list[dict], start: set[str]) -> set[str]:
             seen.add(name)
             todo.extend(c for o in by_name[name]["output"] for c in consumers.get(o, ()))
     return seen
+
+
+#: the small profile's planted world and its null world, as configuration files
+REVIEW_WORLDS = {"planted": (REPO / "config/config.yaml", REPO / SMALL_CONFIG),
+                 "null": (REPO / "config/config.yaml", REPO / SMALL_CONFIG,
+                          REPO / "config/null_world.yaml")}
+
+
+def review_truths(tmp_path_factory: pytest.TempPathFactory, *,
+                  pretraining: bool = False) -> dict[str, Path]:
+    """The review world's ``ground_truth.json`` of each of :data:`REVIEW_WORLDS` (and with
+    ``pretraining``, its stereotype corpus's, under ``NAME-pretraining``)."""
+    import copy
+
+    from biasrepro import config as cfg
+    from biasrepro.data.world import reviews, stereotypes
+
+    out = {}
+    for name, files in REVIEW_WORLDS.items():
+        c = cfg.load(*files)
+        d = tmp_path_factory.mktemp(name)
+        reviews.generate(copy.deepcopy(c["world"]["reviews"]), seed=c["seed"], out_dir=d)
+        out[name] = d / "ground_truth.json"
+        if pretraining:
+            s = tmp_path_factory.mktemp(f"{name}-stereotypes")
+            settings = {**copy.deepcopy(c["models"]["embedded"]["stereotypes"]),
+                        "n_sentences": 200}
+            stereotypes.generate(settings, seed=c["seed"], out_dir=s)
+            out[f"{name}-pretraining"] = s / "ground_truth.json"
+    return out

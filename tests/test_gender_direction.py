@@ -5,35 +5,23 @@ review world's own; mutants and predictions are synthetic files in the run's sha
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import sentiment_report
+from conftest import review_truths, sentiment_report
 
-from biasrepro import config as cfg
 from biasrepro.analysis import controls
-from biasrepro.data.world import reviews
 from biasrepro.errors import DataError
 
-REPO = Path(__file__).resolve().parents[1]
-SMALL = (REPO / "config/config.yaml", REPO / ".test/config/config.yaml")
-WORLDS = {"planted": SMALL, "null": (*SMALL, REPO / "config/null_world.yaml")}
 MODELS = ("albert-tiny", "bert-tiny")
 
 
 @pytest.fixture(scope="module")
 def truths(tmp_path_factory) -> dict[str, Path]:
-    out = {}
-    for name, files in WORLDS.items():
-        c = cfg.load(*files)
-        d = tmp_path_factory.mktemp(name)
-        reviews.generate(copy.deepcopy(c["world"]["reviews"]), seed=c["seed"], out_dir=d)
-        out[name] = d / "ground_truth.json"
-    return out
+    return review_truths(tmp_path_factory)
 
 
 def _run(tmp: Path, shift: dict[str, float]) -> tuple[Path, list[Path]]:
