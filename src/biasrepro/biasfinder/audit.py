@@ -33,7 +33,8 @@ from biasrepro.errors import ConfigError, DataError
 #: templates shown per characteristic unless told otherwise
 DEFAULT_N = 20
 
-_TITLES = {"gender": "Gender", "occupation": "Occupation", "country": "Country of origin"}
+#: each characteristic as a heading
+TITLES = {"gender": "Gender", "occupation": "Occupation", "country": "Country of origin"}
 _PAIRS = {
     "gender": "a male and a female mutant with counterpart values (name i of each list, "
               "gender-noun pair j)",
@@ -379,7 +380,7 @@ def audit_sections(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordli
             cards.append(_card(k, len(sample), row, _pick_two(own, row["template_id"],
                                                                int(seed))))
         sections.append(
-            f'<h2 id="{characteristic}">{_TITLES[characteristic]}: {len(sample)} of '
+            f'<h2 id="{characteristic}">{TITLES[characteristic]}: {len(sample)} of '
             f"{len(every)} templates</h2>\n"
             f'<p class="lead">Mutants shown: {_PAIRS[characteristic]}.</p>\n'
             + "".join(cards))
@@ -398,7 +399,7 @@ def _page(tables: Sequence[tuple[str, pd.DataFrame]], wordlists: Wordlists, *, n
     fact_rows = "".join(f"<tr><th>{_esc(k)}</th><td>{v}</td></tr>" for k, v in facts)
     if counts:
         count_rows = "".join(
-            f'<tr><td><a href="#{c}">{_TITLES[c]}</a></td><td>{total}</td><td>{shown}</td></tr>'
+            f'<tr><td><a href="#{c}">{TITLES[c]}</a></td><td>{total}</td><td>{shown}</td></tr>'
             for c, total, shown in counts)
         summary = (f'<table class="counts"><tr><th>Characteristic</th><th>Templates</th>'
                    f"<th>Sampled</th></tr>{count_rows}</table>")

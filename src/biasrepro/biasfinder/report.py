@@ -32,7 +32,6 @@ SHOWN_PAIRS = 6
 #: templates of the audit sample per characteristic
 AUDIT_N = 6
 
-_TITLES = {"gender": "Gender", "occupation": "Occupation", "country": "Country of origin"}
 
 _CSS = audit.CSS + """\
 table.rates{border-collapse:collapse;width:100%;margin:4px 0 0;background:#fff}
@@ -195,7 +194,7 @@ def render(result: Result, runs: Sequence[Mapping[str, Any]] = ()) -> str:
         counts = result.counts.get(c)
         shown = _sample(pairs, SHOWN_PAIRS, result.seed)
         sections.append(
-            f'<h2 id="{c}">{_TITLES.get(c, c)}</h2>\n'
+            f'<h2 id="{c}">{audit.TITLES.get(c, c)}</h2>\n'
             f'<div class="panel">{_rates_table(rows)}</div>\n'
             f'<div class="panel"><h3>Templates with the most BTCs</h3>'
             + (_top_templates(counts, result.templates[c]) if counts is not None and len(counts)
