@@ -25,7 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from biasrepro.biasfinder import placeholders
+from biasrepro.biasfinder.placeholders import fill as fill_placeholders
+from biasrepro.biasfinder.placeholders import find as find_placeholders
+from biasrepro.biasfinder.placeholders import keys as placeholder_keys
+from biasrepro.biasfinder.placeholders import replaced_spans
 from biasrepro.biasfinder.templates import CHARACTERISTICS, COLUMNS
 from biasrepro.biasfinder.wordlists import GENDERS, Wordlists
 from biasrepro.errors import ConfigError, DataError
@@ -159,11 +162,11 @@ def filled_spans(template: str, values: Mapping[str, str]) -> tuple[str, list[
     A placeholder's value depends only on the text after it (an article agrees with the next
     word), so the filled suffix from each placeholder is the tail of the whole filled text.
     """
-    text = placeholders.fill(template, values)
+    text = fill_placeholders(template, values)
     spans = []
-    for start, end, written in placeholders.find(template):
-        head = len(text) - len(placeholders.fill(template[start:], values))
-        tail = len(text) - len(placeholders.fill(template[end:], values))
+    for start, end, written in find_placeholders(template):
+        head = len(text) - len(fill_placeholders(template[start:], values))
+        tail = len(text) - len(fill_placeholders(template[end:], values))
         spans.append((head, tail, written))
     return text, spans
 
@@ -172,7 +175,7 @@ def _check_fill_lists(table: pd.DataFrame, wordlists: Wordlists) -> None:
     """One ConfigError naming every fill list the templates need and the audit lacks."""
     missing = []
     gender = table.loc[table["characteristic"] == "gender", "template"]
-    if any("name" in placeholders.keys(t) for t in gender if isinstance(t, str)) and any(
+    if any("name" in placeholder_keys(t) for t in gender if isinstance(t, str)) and any(
             not wordlists.names.get(g) for g in GENDERS):
         missing.append("gender templates with a <name> placeholder need the names list "
                        "(--names: a gender,name CSV such as `biasrepro biasfinder wordlists` "
@@ -267,7 +270,7 @@ def _original_html(original: object, template: str) -> tuple[str, str]:
     if not isinstance(original, str):
         return '<p class="warn">No original text in the table.</p>', ""
     try:
-        spans = placeholders.replaced_spans(original, template)
+        spans = replaced_spans(original, template)
     except ValueError:
         return ('<p class="warn">The template is not this text with spans replaced by '
                 'placeholders; shown without highlights.</p>'
@@ -280,7 +283,7 @@ def _original_html(original: object, template: str) -> tuple[str, str]:
 
 
 def template_html(template: str) -> str:
-    found = placeholders.find(template)
+    found = find_placeholders(template)
     shown = [f"<{w}>" for _, _, w in found]
     body = _marked(template, found, [f"placeholder {s}" for s in shown], shown)
     return f'<p class="text">{body}</p>'
@@ -448,17 +451,19 @@ def audit(template_paths: Sequence[str | Path], out: str | Path, *,
     Everything happens inside one atomic block: on any error nothing is left at ``out``
     (not even an earlier run's page).
     """
-    from biasrepro.biasfinder import templates, wordlists
+    from biasrepro.biasfinder.templates import read_templates
+    from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+    from biasrepro.biasfinder.wordlists import load as load_wordlists
     from biasrepro.io import atomic_outputs, write_text
 
     with atomic_outputs(out) as (tmp,):
-        tables = [(str(p), templates.read_templates(p)) for p in template_paths]
-        lists = wordlists.load(
+        tables = [(str(p), read_templates(p)) for p in template_paths]
+        lists = load_wordlists(
             names=Path(names) if names is not None else None,
             country_names=Path(country_names) if country_names is not None else None,
             **({"directory": Path(wordlists_dir)} if wordlists_dir is not None else {}))
         fill_lists = {"Word lists": str(wordlists_dir if wordlists_dir is not None
-                                        else wordlists.WORDLISTS_DIR),
+                                        else WORDLISTS_DIR),
                       "Names": str(names) if names is not None else "not given",
                       "Country names": (str(country_names) if country_names is not None
                                         else "not given")}

@@ -16,7 +16,7 @@ without the original's defects:
   country, that country's name of the template's gender (``original_class``), class = the
   country.
 
-The article ``<a>`` agrees with the filled word after it (:func:`placeholders.fill`). A name
+The article ``<a>`` agrees with the filled word after it (:func:`fill_placeholders`). A name
 is never inserted where it already occurs as a capitalised word of the template outside its
 placeholders, since it would merge the mentioned person with another one (pitfall §7.5);
 such a name is skipped for that template. Mutants of one template with the same class and
@@ -36,7 +36,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from biasrepro.biasfinder import placeholders
+from biasrepro.biasfinder.placeholders import PLACEHOLDER
+from biasrepro.biasfinder.placeholders import fill as fill_placeholders
+from biasrepro.biasfinder.placeholders import find as find_placeholders
+from biasrepro.biasfinder.placeholders import keys as placeholder_keys
 from biasrepro.biasfinder.wordlists import GENDERS, PRONOUN_CASES, Wordlists
 from biasrepro.errors import ConfigError, DataError, shown
 from biasrepro.io import read_parquet, require_columns, write_parquet
@@ -65,10 +68,10 @@ def _compile(template: str) -> list[Part]:
     Each placeholder is a sub-template of its own, except that an article ``<a>`` (or a run of
     them, each agreeing with the next) travels with the placeholder right after it
     ("<a> <occupation>"), and an article before literal text is resolved once here. Filling
-    the sub-templates with :func:`placeholders.fill` and joining gives the same text as
+    the sub-templates with :func:`fill_placeholders` and joining gives the same text as
     filling the whole template, at a fraction of the cost.
     """
-    found = placeholders.find(template)
+    found = find_placeholders(template)
     parts: list[Part] = []
     pos = 0
     k = 0
@@ -91,7 +94,7 @@ def _compile(template: str) -> list[Part]:
             k = last + 2
         else:
             stop = nxt[0] if nxt is not None else len(template)
-            parts.append(placeholders.fill(template[start:stop], {}))
+            parts.append(fill_placeholders(template[start:stop], {}))
             pos = stop
             k = last + 1
     parts.append(template[pos:])
@@ -103,7 +106,7 @@ class _Filled(dict[tuple[str, str, str], str]):
 
     def __missing__(self, item: tuple[str, str, str]) -> str:
         unit, key, value = item
-        text = self[item] = placeholders.fill(unit, {key: value})
+        text = self[item] = fill_placeholders(unit, {key: value})
         return text
 
 
@@ -114,7 +117,7 @@ def _render(parts: Sequence[Part], values: Mapping[str, str], filled: _Filled) -
 
 def _taken_names(template: str) -> frozenset[str]:
     """Capitalised words of ``template`` outside its placeholders, lowercased."""
-    text = placeholders.PLACEHOLDER.sub(" ", template)
+    text = PLACEHOLDER.sub(" ", template)
     return frozenset(w.lower() for w in _CAPITALISED_WORD.findall(text) if w[0].isupper())
 
 
@@ -221,7 +224,7 @@ def generate_mutants(templates: pd.DataFrame, wordlists: Wordlists, *,
     compiled = []
     for row, (template_id, characteristic, label, template, original_class) in enumerate(
             rows, start=1):
-        keys = frozenset(placeholders.keys(template)) if isinstance(template, str) else frozenset()
+        keys = frozenset(placeholder_keys(template)) if isinstance(template, str) else frozenset()
         _check_template(row, characteristic, template, original_class, keys, source)
         try:
             parts = _compile(template)

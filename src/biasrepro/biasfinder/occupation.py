@@ -65,8 +65,7 @@ from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
-from biasrepro.biasfinder import placeholders
-from biasrepro.biasfinder.placeholders import Candidate
+from biasrepro.biasfinder.placeholders import PLACEHOLDER, Candidate, placeholder
 from biasrepro.biasfinder.wordlists import Wordlists
 from biasrepro.nlp.coref import clusters_of
 
@@ -323,9 +322,9 @@ def _edits(span: Span) -> list[Edit] | None:
     if _stray_left(span, gone, article):
         return None
     if article is not None:
-        edits.append((article.idx, article.idx + len(article), placeholders.placeholder(
+        edits.append((article.idx, article.idx + len(article), placeholder(
             "a", article.text)))
-    edits.append((first.idx, span.end_char, placeholders.placeholder("occupation", like)))
+    edits.append((first.idx, span.end_char, placeholder("occupation", like)))
     return edits
 
 
@@ -469,7 +468,7 @@ def occupation_templates(doc: Doc, wordlists: Wordlists, *,
     if film_credits not in FILM_CREDITS:
         raise ValueError(f"biasfinder.occupation.film_credits must be one of "
                          f"{', '.join(FILM_CREDITS)}, not {film_credits!r}")
-    if placeholders.PLACEHOLDER.search(doc.text):
+    if PLACEHOLDER.search(doc.text):
         return []
     mentions: dict[str, list[Span]] = {}
     blocked: set[str] = set()  # occupations with a mention that cannot be replaced

@@ -284,16 +284,21 @@ def convert(files: Mapping[str, Path], *, pronouns: Path,
     ``country_names``: the name lists). ``pronouns`` is the pronoun table written out (the
     original's pronouns are hard-coded, so the project's table is used). Call inside
     ``io.atomic_outputs``. Returns the size of each list."""
-    from biasrepro.biasfinder import names as N
-    from biasrepro.biasfinder import wordlists as W
+    from biasrepro.biasfinder.names import read_country_names, read_names
+    from biasrepro.biasfinder.wordlists import (
+        GENDERS,
+        read_gender_nouns,
+        read_occupations,
+        read_pronouns,
+    )
 
     lists = read_all(files)
-    table = W.read_pronouns(Path(pronouns))
+    table = read_pronouns(Path(pronouns))
     _write(out["pronouns"],
            f"Pronouns by grammatical case (BiasFinder's own are hard-coded), from "
            f"{Path(pronouns).name}, sha256 {sha256_file(pronouns)}.",
            ["gender", "case", "form"],
-           [(g, case, form) for g in W.GENDERS for case, form in table[g].items()])
+           [(g, case, form) for g in GENDERS for case, form in table[g].items()])
     _write(out["gender_nouns"],
            header("gender_nouns", files["gender_nouns"], "BiasFinder's gender nouns "
                   "(<gaw>), masculine -> male, feminine -> female; row i of each column "
@@ -321,10 +326,10 @@ def convert(files: Mapping[str, Path], *, pronouns: Path,
              f"{sha256_file(files['female_countries'])}.",
            ["country", "male", "female"], lists["country_names"])
     # read back with the project's readers: what the later steps will see
-    W.read_gender_nouns(Path(out["gender_nouns"]))
-    W.read_occupations(Path(out["occupations"]))
-    N.read_names(Path(out["names"]))
-    N.read_country_names(Path(out["country_names"]))
+    read_gender_nouns(Path(out["gender_nouns"]))
+    read_occupations(Path(out["occupations"]))
+    read_names(Path(out["names"]))
+    read_country_names(Path(out["country_names"]))
     return {"occupations": len(lists["occupations"]),
             "gender_nouns": len(lists["gender_nouns"]),
             "names_per_gender": len(names["male"]),

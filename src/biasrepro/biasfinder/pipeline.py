@@ -246,9 +246,9 @@ class Result:
 
     def to_html(self, path: str | Path) -> Path:
         """Write the self-contained HTML report (:mod:`biasrepro.biasfinder.report`)."""
-        from biasrepro.biasfinder import report
+        from biasrepro.biasfinder.report import write
 
-        return report.write(self, Path(path), models_in(self.out) if self.out else [])
+        return write(self, Path(path), models_in(self.out) if self.out else [])
 
 
 def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
@@ -266,10 +266,23 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
     :class:`Result`.
     """
     from biasrepro import __version__
-    from biasrepro.biasfinder import btc, steps
-    from biasrepro.biasfinder import mutants as mutants_mod
-    from biasrepro.biasfinder import templates as templates_mod
-    from biasrepro.biasfinder import wordlists as wordlists_mod
+    from biasrepro.biasfinder.btc import btc_pairs, join_predictions, pair_texts, write_btc
+    from biasrepro.biasfinder.mutants import read_mutants, write_mutants
+    from biasrepro.biasfinder.steps import (
+        count_btc,
+        mutant_options,
+        parse_options,
+        template_options,
+        write_wordlists,
+    )
+    from biasrepro.biasfinder.steps import mutants as make_mutants
+    from biasrepro.biasfinder.steps import parse as parse_corpus
+    from biasrepro.biasfinder.steps import pipeline as spacy_pipeline
+    from biasrepro.biasfinder.steps import templates as make_templates
+    from biasrepro.biasfinder.steps import threshold as threshold_of
+    from biasrepro.biasfinder.templates import read_templates, write_templates
+    from biasrepro.biasfinder.wordlists import WORDLISTS_DIR
+    from biasrepro.biasfinder.wordlists import load as load_wordlists
     from biasrepro.nlp.parse import load_docs, save_docs
 
     started = time.perf_counter()
@@ -282,7 +295,7 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
     configured = optional(s, "biasfinder.wordlists", None)
     lists_dir = Path(wordlists) if wordlists is not None else (
         Path(configured) if configured is not None and Path(configured).is_dir()
-        else wordlists_mod.WORDLISTS_DIR)
+        else WORDLISTS_DIR)
     frame = corpus_frame(corpus, text_column=text_column, id_column=id_column)
     the_model = as_model(model, name=model_name,
                          registry=optional(s, "models.registry", None))
@@ -301,34 +314,34 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
             cache.hits.append("names")
         else:
             with atomic_outputs(names_dir / "names.csv", names_dir / "countries.csv") as tmp:
-                steps.write_wordlists(s, *tmp)
+                write_wordlists(s, *tmp)
             cache.made.append("names")
-        lists = wordlists_mod.load(names=names_dir / "names.csv",
+        lists = load_wordlists(names=names_dir / "names.csv",
                                    country_names=names_dir / "countries.csv",
                                    directory=lists_dir)
 
     # parse and coreference: the slow step, shared by every characteristic and model
-    parse_key = _sha([version, _corpus_sha(frame), lists_key, steps.parse_options(s)])
-    nlp = steps.pipeline(s)
+    parse_key = _sha([version, _corpus_sha(frame), lists_key, parse_options(s)])
+    nlp = spacy_pipeline(s)
     docs = cache.get("parse", parse_key, ".spacy",
-                     lambda: steps.parse(frame, s, lists_dir, nlp, progress=progress),
+                     lambda: parse_corpus(frame, s, lists_dir, nlp, progress=progress),
                      save_docs, lambda p: load_docs(p, nlp))
 
     templates: dict[str, pd.DataFrame] = {}
     muts: dict[str, pd.DataFrame] = {}
     mutant_keys: dict[str, str] = {}
     for c in characteristics:
-        t_key = _sha([parse_key, c, steps.template_options(s)])
+        t_key = _sha([parse_key, c, template_options(s)])
         templates[c] = cache.get(f"templates-{c}", t_key, ".parquet",
-                                 lambda c=c: steps.templates(docs, c, lists, s),
-                                 templates_mod.write_templates, templates_mod.read_templates)
-        m_key = mutant_keys[c] = _sha([t_key, names_key, steps.mutant_options(s)])
+                                 lambda c=c: make_templates(docs, c, lists, s),
+                                 write_templates, read_templates)
+        m_key = mutant_keys[c] = _sha([t_key, names_key, mutant_options(s)])
         muts[c] = cache.get(f"mutants-{c}", m_key, ".parquet",
-                            lambda c=c: steps.mutants(templates[c], lists, s,
+                            lambda c=c: make_mutants(templates[c], lists, s,
                                                       source=f"templates of {c}"),
-                            mutants_mod.write_mutants, mutants_mod.read_mutants)
+                            write_mutants, read_mutants)
 
-    threshold = steps.threshold(s)
+    threshold = threshold_of(s)
     rows, pair_frames, all_counts = [], [], {}
     model_dir = None if out_dir is None else out_dir / MODELS / _safe(the_model.name)
     for c in characteristics:
@@ -341,10 +354,10 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
                               lambda m=m: _score(m, the_model, threshold, progress)[
                                   ["id", "prob", "pred", "input"]],
                               write_parquet, lambda p: read_parquet(p, what="predictions"))
-            scored = btc.join_predictions(m.drop(columns=["text"]), preds,
+            scored = join_predictions(m.drop(columns=["text"]), preds,
                                           threshold=threshold).assign(
                 input=preds.set_index("id")["input"].reindex(m["id"]).to_numpy())
-        counts, summary = steps.count_btc(templates[c], m, scored, s, characteristic=c,
+        counts, summary = count_btc(templates[c], m, scored, s, characteristic=c,
                                           model=the_model.name, method="given",
                                           groups=scored["input"].to_numpy())
         all_counts[c] = counts
@@ -352,10 +365,10 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
         for r in summary:
             if r["characteristic"] == c:
                 rows.append({**r, "ci_low": low, "ci_high": high})
-        pairs = btc.btc_pairs(scored.drop(columns=["input", "text"], errors="ignore"))
-        pair_frames.append(btc.pair_texts(pairs, m))
+        pairs = btc_pairs(scored.drop(columns=["input", "text"], errors="ignore"))
+        pair_frames.append(pair_texts(pairs, m))
         if model_dir is not None:
-            btc.write_btc(pairs, counts, summary, pairs_path=model_dir / f"btc-{c}.parquet",
+            write_btc(pairs, counts, summary, pairs_path=model_dir / f"btc-{c}.parquet",
                           counts_path=model_dir / f"counts-{c}.parquet",
                           summary_json=model_dir / f"summary-{c}.json")
     rates = pd.DataFrame(rows)
@@ -377,12 +390,12 @@ def run(corpus: str | Path | pd.DataFrame | Iterable[str], model: Any, *,
 
 def _score(mutants: pd.DataFrame, model: Model, threshold: float,
            progress: bool) -> pd.DataFrame:
-    from biasrepro.biasfinder import btc
+    from biasrepro.biasfinder.btc import score_mutants
 
     if mutants.empty:
         return mutants.assign(prob=np.zeros(0), pred=np.zeros(0, np.int64),
                               input=np.zeros(0, np.int64))
-    return btc.score_mutants(mutants, model.spec, threshold=threshold, progress=progress)
+    return score_mutants(mutants, model.spec, threshold=threshold, progress=progress)
 
 
 def models_in(out: Path) -> list[dict[str, Any]]:

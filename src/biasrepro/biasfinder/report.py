@@ -15,16 +15,20 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from biasrepro.biasfinder import audit
+from biasrepro.biasfinder.audit import (
+    CSS,
+    TITLES,
+    audit_sections,
+    guide_panel,
+    mutant_html,
+    template_html,
+)
 from biasrepro.io import atomic_outputs, read_parquet, write_text
-
-if TYPE_CHECKING:
-    from biasrepro.biasfinder.pipeline import Result
 
 #: how many templates (most BTCs first) and BTC pairs each characteristic shows
 TOP_TEMPLATES = 8
@@ -33,7 +37,7 @@ SHOWN_PAIRS = 6
 AUDIT_N = 6
 
 
-_CSS = audit.CSS + """\
+_CSS = CSS + """\
 table.rates{border-collapse:collapse;width:100%;margin:4px 0 0;background:#fff}
 table.rates th,table.rates td{border-bottom:1px solid #e3e3e8;padding:6px 10px;
 text-align:right;white-space:nowrap}
@@ -95,7 +99,7 @@ def _pair_cards(pairs: pd.DataFrame, mutants: pd.DataFrame, templates: pd.DataFr
         for side in ("1", "2"):
             m = by_id.loc[getattr(p, f"id_{side}")]
             prob = float(getattr(p, f"prob_{side}"))
-            cells.append(audit.mutant_html(template, {"values": m["values"], "class": m["class"],
+            cells.append(mutant_html(template, {"values": m["values"], "class": m["class"],
                                                       "text": m["text"]})
                          + f'<p class="replaced"><b>{_esc(model)}:</b> '
                          f"{_label(prob, threshold)}</p>")
@@ -118,7 +122,7 @@ def _top_templates(counts: pd.DataFrame, templates: pd.DataFrame) -> str:
         f"<td>{r.possible_pairs}</td><td>{r.btc_rate:.3f}</td></tr>"
         f'<tr><td colspan="4" style="text-align:left;white-space:normal"><details>'
         f"<summary>the template</summary>"
-        f"{audit.template_html(str(template_of[r.template_id]))}</details></td></tr>"
+        f"{template_html(str(template_of[r.template_id]))}</details></td></tr>"
         for r in top.itertuples())
     return ('<table class="rates"><tr><th>Template</th><th>BTCs</th><th>Possible pairs</th>'
             f"<th>Rate</th></tr>{rows}</table>")
@@ -179,22 +183,23 @@ def _comparison(runs: Sequence[Mapping[str, Any]], current: str) -> str:
             f'<div class="panel"><h3>Which pairs differ</h3>{diffs}</div>\n')
 
 
-def render(result: Result, runs: Sequence[Mapping[str, Any]] = ()) -> str:
-    """The report page of ``result`` (HTML text); ``runs``, the summaries of every model run
+def render(result: Any, runs: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The report page (HTML text) of ``result``, a
+    :class:`biasrepro.biasfinder.pipeline.Result`; ``runs``, the summaries of every model run
     into the same folder, add the comparison."""
-    from biasrepro.biasfinder import btc
+    from biasrepro.biasfinder.btc import CHARACTERISTICS
 
     model = result.models[0] if result.models else "model"
     threshold = float(result.rates["threshold"].iloc[0]) if "threshold" in result.rates else 0.5
     sections = []
-    for c in [c for c in btc.CHARACTERISTICS if c in result.templates]:
+    for c in [c for c in CHARACTERISTICS if c in result.templates]:
         rows = result.rates[result.rates["characteristic"] == c].to_dict("records")
         pairs = (result.pairs[result.pairs["characteristic"] == c]
                  if not result.pairs.empty else result.pairs)
         counts = result.counts.get(c)
         shown = _sample(pairs, SHOWN_PAIRS, result.seed)
         sections.append(
-            f'<h2 id="{c}">{audit.TITLES.get(c, c)}</h2>\n'
+            f'<h2 id="{c}">{TITLES.get(c, c)}</h2>\n'
             f'<div class="panel">{_rates_table(rows)}</div>\n'
             f'<div class="panel"><h3>Templates with the most BTCs</h3>'
             + (_top_templates(counts, result.templates[c]) if counts is not None and len(counts)
@@ -205,11 +210,11 @@ def render(result: Result, runs: Sequence[Mapping[str, Any]] = ()) -> str:
     present = [(f"templates of {c}", t) for c, t in result.templates.items() if len(t)]
     audit_part = ""
     if present:
-        body, _, _ = audit.audit_sections(present, result.lists, n=AUDIT_N, seed=result.seed)
+        body, _, _ = audit_sections(present, result.lists, n=AUDIT_N, seed=result.seed)
         audit_part = ('<h2 id="audit">Audit sample of the templates</h2>\n<p class="lead">'
                       "Before trusting the rates, read a few templates: each card shows the "
                       "original text with the replaced words marked, the template and two "
-                      "mutants.</p>\n" + audit.guide_panel()
+                      "mutants.</p>\n" + guide_panel()
                       + "".join(body).replace('<h2 id="', '<h3 id="audit-').replace(
                           "</h2>", "</h3>"))
     total = result.corpus
@@ -234,7 +239,7 @@ def render(result: Result, runs: Sequence[Mapping[str, Any]] = ()) -> str:
         + "</main>\n</body>\n</html>\n")
 
 
-def write(result: Result, path: Path, runs: Sequence[Mapping[str, Any]] = ()) -> Path:
+def write(result: Any, path: Path, runs: Sequence[Mapping[str, Any]] = ()) -> Path:
     """Write the page atomically; returns ``path``."""
     text = render(result, runs)
     with atomic_outputs(path) as (tmp,):

@@ -55,20 +55,28 @@ def write_wordlists(settings: Mapping[str, Any], names_out: Path, countries_out:
                     nam_dict: Path | None = None) -> None:
     """The person-name and country-name lists (``biasfinder.names``, ``biasfinder.countries``)
     drawn from gender-guesser's name dictionary with ``seed``, written to two files."""
-    from biasrepro.biasfinder import names
+    from biasrepro.biasfinder.names import (
+        country_names_header,
+        generate_country_names,
+        generate_names,
+        nam_dict_path,
+        names_header,
+        write_country_names,
+        write_names,
+    )
 
     seed = need(settings, "seed")
     n = need(settings, "biasfinder.names")
     c = need(settings, "biasfinder.countries")
-    source = nam_dict or names.nam_dict_path()
-    people = names.generate_names(source, n=n["n"], seed=seed,
+    source = nam_dict or nam_dict_path()
+    people = generate_names(source, n=n["n"], seed=seed,
                                   min_frequency=n["min_frequency"], country=n["country"])
-    countries = names.generate_country_names(source, seed=seed,
+    countries = generate_country_names(source, seed=seed,
                                              min_frequency=c["min_frequency"], n=c["n"])
-    names.write_names(people, names_out, header=names.names_header(
+    write_names(people, names_out, header=names_header(
         n=n["n"], seed=seed, min_frequency=n["min_frequency"], country=n["country"],
         source=nam_dict))
-    names.write_country_names(countries, countries_out, header=names.country_names_header(
+    write_country_names(countries, countries_out, header=country_names_header(
         seed=seed, min_frequency=c["min_frequency"], n=c["n"], source=nam_dict))
     log.info("names: %d per gender -> %s; %d countries -> %s", n["n"], names_out,
              len(countries), countries_out)
@@ -78,12 +86,12 @@ def parse(frame: pd.DataFrame, settings: Mapping[str, Any] | None, wordlists_dir
           nlp: Any, *, weights: Path | None = None, progress: bool = False) -> list[Any]:
     """The corpus (``id``, ``text``) parsed by ``nlp`` with the coreference backend of
     ``biasfinder.coref`` (and its confirming backend, if any), in corpus order."""
-    from biasrepro.biasfinder import wordlists
+    from biasrepro.biasfinder.wordlists import load as load_wordlists
     from biasrepro.nlp.coref import confirming, make_backend
     from biasrepro.nlp.parse import parse_corpus
     from biasrepro.nlp.resolver import from_settings
 
-    lists = wordlists.load(directory=wordlists_dir)
+    lists = load_wordlists(directory=wordlists_dir)
     coref_settings = parse_options(settings)["coref"]
     coref = make_backend(coref_settings, nlp, lists, resolver=from_settings(settings),
                          weights=weights)
@@ -99,17 +107,17 @@ def templates(docs: list[Any], characteristic: str, lists: Any,
               settings: Mapping[str, Any] | None) -> pd.DataFrame:
     """One characteristic's templates (Algorithms 1-3) of parsed docs, sampled to
     ``biasfinder.max_templates`` with ``seed``."""
-    from biasrepro.biasfinder import templates as engine
+    from biasrepro.biasfinder.templates import generate
 
-    return engine.generate(docs, characteristic, lists, **template_options(settings))
+    return generate(docs, characteristic, lists, **template_options(settings))
 
 
 def mutants(table: pd.DataFrame, lists: Any, settings: Mapping[str, Any] | None, *,
             source: str) -> pd.DataFrame:
     """The templates filled with every class's values (``biasfinder.max_names`` names)."""
-    from biasrepro.biasfinder import mutants as engine
+    from biasrepro.biasfinder.mutants import generate_mutants
 
-    return engine.generate_mutants(table, lists, **mutant_options(settings), source=source)
+    return generate_mutants(table, lists, **mutant_options(settings), source=source)
 
 
 def threshold(settings: Mapping[str, Any] | None) -> float:
@@ -125,17 +133,22 @@ def count_btc(table: pd.DataFrame, muts: pd.DataFrame, scored: pd.DataFrame,
     """Per-template counts and Table 4's summary rows of one characteristic's scored
     mutants (§6, RQ1). ``groups``: each mutant's distinct model input where known (mutants
     the model sees as one input, their placeholders cut off by truncation, are counted)."""
-    from biasrepro.biasfinder import btc
+    from biasrepro.biasfinder.btc import (
+        class_counts,
+        summarize,
+        template_counts,
+        truncation_counts,
+    )
 
-    counts = btc.template_counts(scored)
+    counts = template_counts(scored)
     with in_file(templates_file):  # a counted template the templates table lacks
-        rows = btc.summarize(table, counts, btc.class_counts(muts), characteristic)
+        rows = summarize(table, counts, class_counts(muts), characteristic)
     meta = {"model": model, "method": method, "threshold": threshold(settings),
             "lists": optional(settings, "biasfinder.lists", "project"),
             "occupation_templates": optional(settings, "biasfinder.occupation",
                                               {"templates": "each_distinct"})["templates"]}
     if groups is not None:
-        inputs = btc.truncation_counts(muts, groups)
+        inputs = truncation_counts(muts, groups)
         counts = counts.merge(inputs, on="template_id", how="left", validate="one_to_one")
         alike = counts.loc[counts["distinct_inputs"] == 1, "characteristic"].value_counts()
         for row in rows:
